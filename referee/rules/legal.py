@@ -22,7 +22,7 @@ def _plays_of(code: int) -> tuple[Action, ...]:
         return A.CHANGE_COLOR_PLAYS
     if code == C.CRAZY:
         return A.CRAZY_PLAYS
-    play = _PLAY[code]
+    play = A.PLAY_CARD[code]
     assert play is not None
     return (play,)
 
