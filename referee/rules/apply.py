@@ -77,18 +77,18 @@ def _play(s: GameState, seat: int, action: Action, phase: int) -> None:
             s.discard.append(code)
             s.events.append(("play", seat, code, None))
             s.pending += 2
-            if _hand_emptied(s, seat):
-                return
-            _open_window(s, seat, chain=True)
+            _hand_emptied(s, seat)
+            if s.phase != OVER:
+                _open_window(s, seat, chain=True)
             return
         if code == C.KING:
             s.pending = 0
         else:
             s.pending += 2
             _place(s, seat, action)
-            if _hand_emptied(s, seat):
-                return
-            s.end_turn()
+            _hand_emptied(s, seat)
+            if s.phase != OVER:
+                s.end_turn()
             return
         _land(s, seat, action)
         return
@@ -136,9 +136,9 @@ def _land(s: GameState, seat: int, action: Action) -> None:
     _place(s, seat, action)
     code = action.card
     if code == C.PLUS_THREE:
-        if _hand_emptied(s, seat):
-            return
-        _open_window(s, seat, chain=False)
+        _hand_emptied(s, seat)
+        if s.phase != OVER:
+            _open_window(s, seat, chain=False)
         return
     if code == C.PLUS and s.sizes[seat] == 0:
         # R7: a Plus never finishes a hand; its owner must play again (and draws).
