@@ -1,0 +1,296 @@
+"""User settings: bot specs from the command line and league files in TOML.
+
+A bad setting raises :class:`SettingsError` naming the file, the line and the key, so a
+user never has to guess what the referee did not like.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .clock import TimeControl
+from .process import BotCommand, ResourceLimits
+from .rules import PRESETS, Rules
+
+#: An interpreter name that, as the first word of a bot command, means the referee's
+#: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
+PYTHON_NAMES = ("python", "python3")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+
+
+class SettingsError(Exception):
+    """A setting that the referee cannot use; the message says where and why."""
+
+
+@attrs.frozen
+class BotSpec:
+    """A named bot: how to start it."""
+
+    name: str
+    command: BotCommand
+
+    @property
+    def display(self) -> str:
+        return self.command.display
+
+
+def make_command(
+    command: str,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    limits: ResourceLimits | None = None,
+) -> BotCommand:
+    cmd = BotCommand.parse(command, cwd=cwd, env=env, limits=limits)
+    if cmd.argv[0] in PYTHON_NAMES:
+        cmd = attrs.evolve(cmd, argv=(sys.executable, *cmd.argv[1:]))
+    return cmd
+
+
+def parse_bot_arg(text: str, index: int) -> BotSpec:
+    """A bot from the command line: ``COMMAND`` or ``NAME=COMMAND``."""
+    name, sep, command = text.partition("=")
+    if not sep or not NAME_PATTERN.match(name) or " " in name:
+        name, command = "", text
+    try:
+        cmd = make_command(command)
+    except ValueError as exc:
+        raise SettingsError(f"bot {index + 1}: {exc}") from None
+    if not name:
+        name = _default_name(cmd, index)
+    return BotSpec(name, cmd)
+
+
+def _default_name(cmd: BotCommand, index: int) -> str:
+    words = [w for w in cmd.argv if not w.startswith("-")]
+    script = words[1] if cmd.argv[0] == sys.executable and len(words) > 1 else words[0]
+    stem = Path(script).stem or f"bot{index + 1}"
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", stem)
+
+
+def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
+    """Give repeated names a suffix (``random``, ``random-2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for bot in bots:
+        n = seen.get(bot.name, 0) + 1
+        seen[bot.name] = n
+        out.append(bot if n == 1 else attrs.evolve(bot, name=f"{bot.name}-{n}"))
+    return out
+
+
+# --------------------------------------------------------------------- leagues
+
+
+@attrs.frozen
+class LeagueConfig:
+    path: Path
+    bots: tuple[BotSpec, ...]
+    table_size: int = 2
+    deals: int = 6
+    seed: int = 0
+    concurrency: int = attrs.field(factory=lambda: os.cpu_count() or 1)
+    rules: Rules = attrs.field(factory=Rules)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    replay_dir: Path | None = None
+    restart: bool = True
+    fault_policy: str = "forfeit"
+    strikes: int = 3
+
+    def identity(self) -> str:
+        """What must not change between two runs into the same database."""
+        names = ",".join(b.name for b in self.bots)
+        return (
+            f"bots={names};table_size={self.table_size};deals={self.deals};seed={self.seed};"
+            f"rules={sorted(self.rules.to_wire().items())}"
+        )
+
+
+_LEAGUE_KEYS = {
+    "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
+    "fault_policy", "strikes",
+}
+_TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
+_BOT_KEYS = {"name", "command", "cwd", "env", "limits"}
+_LIMIT_KEYS = {"address_space_mb", "cpu_seconds", "file_size_mb", "open_files"}
+_RULE_FLAGS = {
+    "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
+    "pyramid", "hand_size",
+}
+
+
+class _Locator:
+    """Finds the line of a key in a TOML file, for error messages."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def line_of(self, section: str, key: str | None = None, index: int = 0) -> int | None:
+        current = ""
+        seen = -1
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            header = re.match(r"^\[\[?\s*([A-Za-z0-9_.\"-]+)\s*\]\]?", line)
+            if header:
+                current = header.group(1)
+                if current == section:
+                    seen += 1
+                    if key is None and seen == index:
+                        return number
+                continue
+            if (
+                current == section
+                and seen == index
+                and key is not None
+                and re.match(rf"^\"?{re.escape(key)}\"?\s*=", line)
+            ):
+                return number
+        return None
+
+
+def load_league(path: str | Path) -> LeagueConfig:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SettingsError(f"cannot read league file {path}: {exc.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: {exc}") from None
+    return _parse_league(path, data, _Locator(text))
+
+
+def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueConfig:
+    def fail(section: str, key: str | None, message: str, index: int = 0) -> SettingsError:
+        line = where.line_of(section, key, index)
+        at = f"{path}:{line}" if line else str(path)
+        label = f"[{section}]" + (f" {key}" if key else "")
+        if section == "bots":
+            label = f"[[bots]] #{index + 1}" + (f" {key}" if key else "")
+        return SettingsError(f"{at}: {label}: {message}")
+
+    for section in data:
+        if section not in ("league", "time", "bots", "rules"):
+            raise fail(section, None, "unknown section (known: league, time, rules, bots)")
+    league = _table(data, "league", fail)
+    for key in league:
+        if key not in _LEAGUE_KEYS:
+            raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
+    kwargs: dict[str, Any] = {}
+    for key in ("table_size", "deals", "seed", "concurrency", "strikes"):
+        if key in league:
+            value = league[key]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise fail("league", key, f"must be an integer, not {value!r}")
+            kwargs[key] = value
+    if not 2 <= kwargs.get("table_size", 2) <= 10:
+        raise fail("league", "table_size", "must be between 2 and 10")
+    if kwargs.get("deals", 1) < 1:
+        raise fail("league", "deals", "must be at least 1")
+    if kwargs.get("concurrency", 1) < 1:
+        raise fail("league", "concurrency", "must be at least 1")
+    if "restart" in league:
+        if not isinstance(league["restart"], bool):
+            raise fail("league", "restart", "must be true or false")
+        kwargs["restart"] = league["restart"]
+    if "fault_policy" in league:
+        if league["fault_policy"] not in ("forfeit", "strikes"):
+            raise fail("league", "fault_policy", "must be \"forfeit\" or \"strikes\"")
+        kwargs["fault_policy"] = league["fault_policy"]
+    if "replay_dir" in league:
+        if not isinstance(league["replay_dir"], str):
+            raise fail("league", "replay_dir", "must be a path string")
+        kwargs["replay_dir"] = path.parent / league["replay_dir"]
+
+    preset = league.get("rules", "super-taki-2018")
+    flags = _table(data, "rules", fail)
+    for key in flags:
+        if key not in _RULE_FLAGS:
+            raise fail("rules", key, f"unknown rule flag (known: {', '.join(sorted(_RULE_FLAGS))})")
+    if preset not in PRESETS:
+        raise fail("league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+    try:
+        kwargs["rules"] = Rules.preset(preset, **flags)
+    except (TypeError, ValueError) as exc:
+        raise fail("rules", None, str(exc)) from None
+
+    time = _table(data, "time", fail)
+    for key, value in time.items():
+        if key not in _TIME_KEYS:
+            raise fail("time", key, f"unknown key (known: {', '.join(sorted(_TIME_KEYS))})")
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise fail("time", key, f"must be a whole number of milliseconds, not {value!r}")
+    try:
+        kwargs["time"] = TimeControl(**time)
+    except (TypeError, ValueError) as exc:
+        key = next((k for k in time if k in str(exc)), None)
+        raise fail("time", key, str(exc)) from None
+
+    raw_bots = data.get("bots", [])
+    if not isinstance(raw_bots, list) or not raw_bots:
+        raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
+    bots = []
+    for i, entry in enumerate(raw_bots):
+        bots.append(_parse_bot(path, entry, i, fail))
+    names = [b.name for b in bots]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise fail("bots", "name", f"duplicate bot name {name!r}", i)
+    if len(bots) < 2:
+        raise SettingsError(f"{path}: a league needs at least two bots, found {len(bots)}")
+    if kwargs.get("table_size", 2) > len(bots):
+        raise fail("league", "table_size", f"is larger than the number of bots ({len(bots)})")
+    return LeagueConfig(path=path, bots=tuple(bots), **kwargs)
+
+
+def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise fail(name, None, "must be a table")
+    return value
+
+
+def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
+    for key in entry:
+        if key not in _BOT_KEYS:
+            raise fail("bots", key, f"unknown key (known: {', '.join(sorted(_BOT_KEYS))})", i)
+    name = entry.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("bots", "name", "needs a name of letters, digits and _.+- (up to 64)", i)
+    command = entry.get("command")
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        command = shlex.join(command)
+    if not isinstance(command, str) or not command.strip():
+        raise fail("bots", "command", "needs a command (a string or a list of strings)", i)
+    cwd = entry.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise fail("bots", "cwd", "must be a path string", i)
+        cwd = str(path.parent / cwd)
+    env = entry.get("env")
+    if env is not None and (
+        not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())
+    ):
+        raise fail("bots", "env", "must be a table of strings", i)
+    limits_raw = entry.get("limits", {})
+    if not isinstance(limits_raw, dict):
+        raise fail("bots", "limits", "must be a table", i)
+    for key in limits_raw:
+        if key not in _LIMIT_KEYS:
+            raise fail("bots", "limits", f"unknown limit {key!r}", i)
+    try:
+        limits = ResourceLimits(**limits_raw)
+        cmd = make_command(command, cwd=cwd, env=env, limits=limits)
+    except (TypeError, ValueError) as exc:
+        raise fail("bots", "command", str(exc), i) from None
+    return BotSpec(name, cmd)

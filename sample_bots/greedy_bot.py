@@ -1,0 +1,92 @@
+"""A heuristic Super Taki bot: plays its longest color, saves wild cards for emergencies,
+answers +2 chains, runs TAKIs to the end on an action card, breaks every +3 it can and
+always declares "last card".
+
+    python sample_bots/greedy_bot.py
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from taki_protocol import run_bot
+
+Map = dict[str, Any]
+
+# Inside a run: numbers go first, the action card that should act goes last.
+RUN_ORDER = {"taki": 29, "change_direction": 28, "stop": 27, "+2": 26, "plus": 25}
+
+
+def split(card: str) -> tuple[str | None, str]:
+    color, _, figure = card.rpartition(":")
+    return (color or None), figure
+
+
+def color_counts(hand: list[str]) -> Counter[str]:
+    return Counter(color for color, _ in map(split, hand) if color)
+
+
+def score(action: Map, view: Map, counts: Counter[str]) -> float:
+    kind = action["kind"]
+    if kind == "break":
+        return 100
+    if kind in ("pass", "leave_run_open"):
+        return 0
+    if kind == "close_run":
+        return 1
+    if kind == "play_combo":
+        return 50
+    if kind == "draw":
+        return -10 * action["count"]
+    if kind == "end_turn":
+        return -50
+    color, figure = split(action["card"])
+    opponents_low = min(
+        (n for seat, n in enumerate(view["hand_sizes"]) if seat != view["seat"] and n),
+        default=8,
+    ) <= 2
+    if view["pending_draw"]:
+        return {"+2": 50, "+3": 45}.get(figure, 5 if figure == "king" else 0)
+    if view["phase"] == "run":
+        if color is None:
+            return -20 if figure != "super_taki" else -10
+        return RUN_ORDER.get(figure, 30)
+    if figure == "+3":
+        return 40
+    if figure == "change_color":
+        return -5 if len(view["hand"]) > 2 else 20
+    if figure == "super_taki":
+        return -8 + 4 * counts.get(view["color"], 0)
+    if figure == "king":
+        return -10 if len(view["hand"]) > 2 else 20
+    if figure == "+3_breaker":
+        return -30
+    assert color is not None
+    base = 3 * counts[color]
+    if figure == "taki":
+        return base + 5 * counts[color]
+    if figure in ("+2", "stop"):
+        return base + (14 if opponents_low else 8)
+    if figure == "plus":
+        return base + (12 if counts[color] > 1 else -2)
+    if figure == "change_direction":
+        return base + 4
+    return base + 6 + int(figure) / 10  # shed high numbers first
+
+
+def choose(view: Map, legal: list[Map]) -> tuple[int, bool]:
+    counts = color_counts(view["hand"])
+    best = max(range(len(legal)), key=lambda i: score(legal[i], view, counts))
+    action = legal[best]
+    if action.get("card") == "change_color":
+        wanted = counts.most_common(1)[0][0] if counts else action["color"]
+        for i, other in enumerate(legal):
+            if other.get("card") == "change_color" and other["color"] == wanted:
+                best = i
+    # Declaring "last card" costs nothing, so always declare.
+    return best, True
+
+
+if __name__ == "__main__":
+    run_bot(choose, name="greedy")
