@@ -1,0 +1,226 @@
+"""Time controls and per-seat clocks.
+
+This module is pure arithmetic: it never reads a clock. The I/O layer measures
+how long a bot took (in milliseconds, as an int or a float) and hands the
+number to :meth:`SeatClock.charge` or :meth:`SeatClock.check_reaction`.
+
+Vocabulary
+----------
+*allowance*
+    The time a bot is told it has for the next decision:
+    ``min(move_ms, bank left)``, whichever of the two is configured.
+*deadline*
+    The allowance plus :attr:`TimeControl.grace_ms`. The referee enforces the
+    deadline, not the allowance, so that pipe latency and scheduling jitter on
+    the referee's side never cost a bot the game. A decision is *late* when it
+    took strictly longer than its deadline.
+*bank*
+    A Fischer time bank: it starts at :attr:`TimeControl.bank_ms`, every
+    decision's elapsed time is subtracted from it (never below zero), and
+    :attr:`TimeControl.increment_ms` is added after every decision that was
+    not late.
+
+Elapsed times are charged to the bank rounded to the nearest millisecond
+(halves round up), so the bank is always a whole number of milliseconds and
+rounding does not drift in either direction over a long game. Lateness is
+judged on the unrounded value.
+
+A +3 Breaker reaction has its own fixed allowance
+(:attr:`TimeControl.reaction_ms`) that is never charged to the bank.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+__all__ = ["DEFAULT_GRACE_MS", "Charge", "SeatClock", "TimeControl"]
+
+DEFAULT_GRACE_MS = 20
+"""Default slack on every hard deadline, in milliseconds.
+
+Twenty milliseconds comfortably covers a pipe round trip and the referee's own
+scheduling on a busy machine, while staying small against the default
+one-second allowance.
+"""
+
+
+def _check_int(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        bound = "positive" if minimum == 1 else f"at least {minimum}"
+        raise ValueError(f"{name} must be {bound}, got {value}")
+
+
+def _positive(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    _check_int(attribute.name, value, minimum=1)
+
+
+def _optional_positive(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        _check_int(attribute.name, value, minimum=1)
+
+
+def _non_negative(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
+    _check_int(attribute.name, value, minimum=0)
+
+
+def _check_elapsed(elapsed_ms: float) -> None:
+    if isinstance(elapsed_ms, bool) or not isinstance(elapsed_ms, int | float):
+        raise TypeError(f"elapsed_ms must be a number, got {type(elapsed_ms).__name__}")
+    if not math.isfinite(elapsed_ms) or elapsed_ms < 0:
+        raise ValueError(f"elapsed_ms must be finite and non-negative, got {elapsed_ms}")
+
+
+def _round_ms(elapsed_ms: float) -> int:
+    """Nearest whole millisecond, halves rounding up."""
+    return math.floor(elapsed_ms + 0.5)
+
+
+@attrs.frozen
+class TimeControl:
+    """How much time a bot gets, all in milliseconds.
+
+    At least one of :attr:`move_ms` and :attr:`bank_ms` must be set. Limits
+    that bound a decision (``move_ms``, ``bank_ms``, ``reaction_ms``,
+    ``startup_ms``) must be positive; ``increment_ms`` and ``grace_ms`` may be
+    zero. An increment only makes sense with a bank.
+    """
+
+    move_ms: int | None = attrs.field(default=1000, validator=_optional_positive)
+    """Hard cap on a single decision, or None for no per-decision cap."""
+
+    bank_ms: int | None = attrs.field(default=None, validator=_optional_positive)
+    """Initial Fischer time bank, or None for no bank."""
+
+    increment_ms: int = attrs.field(default=0, validator=_non_negative)
+    """Added to the bank after each decision that was not late."""
+
+    reaction_ms: int = attrs.field(default=1000, validator=_positive)
+    """Allowance for a +3 Breaker reaction; never charged to the bank."""
+
+    startup_ms: int = attrs.field(default=10_000, validator=_positive)
+    """Allowance for the handshake, covering interpreter or JIT start-up."""
+
+    grace_ms: int = attrs.field(default=DEFAULT_GRACE_MS, validator=_non_negative)
+    """Slack added to every hard deadline (see the module docstring)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.move_ms is None and self.bank_ms is None:
+            raise ValueError("a time control needs move_ms, bank_ms or both")
+        if self.bank_ms is None and self.increment_ms:
+            raise ValueError("increment_ms requires a bank (bank_ms)")
+
+    @property
+    def startup_deadline_ms(self) -> int:
+        """Hard deadline for the handshake."""
+        return self.startup_ms + self.grace_ms
+
+    @property
+    def reaction_deadline_ms(self) -> int:
+        """Hard deadline for a +3 Breaker reaction."""
+        return self.reaction_ms + self.grace_ms
+
+    def describe(self) -> str:
+        """Short human-readable summary, e.g. ``60000+100 ms bank, 1000 ms/move``."""
+        parts: list[str] = []
+        if self.bank_ms is not None:
+            inc = f"+{self.increment_ms}" if self.increment_ms else ""
+            parts.append(f"{self.bank_ms}{inc} ms bank")
+        if self.move_ms is not None:
+            parts.append(f"{self.move_ms} ms/move")
+        return ", ".join(parts)
+
+
+@attrs.frozen
+class Charge:
+    """The verdict on one timed decision or reaction."""
+
+    elapsed_ms: float
+    """How long the bot took, as measured by the caller."""
+
+    allowed_ms: int
+    """The allowance the bot had (the deadline is this plus the grace)."""
+
+    deadline_ms: int
+    """The hard deadline that was enforced."""
+
+    @property
+    def late(self) -> bool:
+        """True when the bot took strictly longer than its deadline."""
+        return self.elapsed_ms > self.deadline_ms
+
+    def describe(self) -> str:
+        """E.g. ``took 1234 ms, allowed 1000 ms``; suitable as a timeout detail."""
+        return f"took {self.elapsed_ms:.0f} ms, allowed {self.allowed_ms} ms"
+
+
+@attrs.define
+class SeatClock:
+    """The running clock of one seat in one game.
+
+    Mutable but pure: the caller measures elapsed times and reports them.
+    """
+
+    control: TimeControl
+    _bank_left_ms: int | None = attrs.field(init=False)
+    decisions: int = attrs.field(init=False, default=0)
+    """Number of decisions charged so far."""
+    used_ms: int = attrs.field(init=False, default=0)
+    """Total (rounded) time charged so far, including late decisions."""
+
+    def __attrs_post_init__(self) -> None:
+        self._bank_left_ms = self.control.bank_ms
+
+    def time_left_ms(self) -> int | None:
+        """What remains in the bank, or None when there is no bank."""
+        return self._bank_left_ms
+
+    def allowed_ms(self) -> int:
+        """The allowance for the next decision: ``min(move_ms, bank left)``."""
+        move = self.control.move_ms
+        bank = self._bank_left_ms
+        if bank is None:
+            assert move is not None  # guaranteed by TimeControl validation
+            return move
+        return bank if move is None else min(move, bank)
+
+    def deadline_ms(self) -> int:
+        """The hard deadline for the next decision (allowance plus grace)."""
+        return self.allowed_ms() + self.control.grace_ms
+
+    def charge(self, elapsed_ms: float) -> Charge:
+        """Charge one decision that took ``elapsed_ms``.
+
+        The (rounded) elapsed time is subtracted from the bank, which never
+        goes below zero, and the increment is added unless the decision was
+        late. The returned :class:`Charge` says whether it was late; what to do
+        about a late decision is the caller's business.
+        """
+        _check_elapsed(elapsed_ms)
+        verdict = Charge(elapsed_ms, self.allowed_ms(), self.deadline_ms())
+        spent = _round_ms(elapsed_ms)
+        self.decisions += 1
+        self.used_ms += spent
+        if self._bank_left_ms is not None:
+            left = max(0, self._bank_left_ms - spent)
+            if not verdict.late:
+                left += self.control.increment_ms
+            self._bank_left_ms = left
+        return verdict
+
+    def reaction_allowed_ms(self) -> int:
+        """The allowance for a +3 Breaker reaction."""
+        return self.control.reaction_ms
+
+    def reaction_deadline_ms(self) -> int:
+        """The hard deadline for a +3 Breaker reaction."""
+        return self.control.reaction_deadline_ms
+
+    def check_reaction(self, elapsed_ms: float) -> Charge:
+        """Judge a reaction that took ``elapsed_ms``; the bank is untouched."""
+        _check_elapsed(elapsed_ms)
+        return Charge(elapsed_ms, self.reaction_allowed_ms(), self.reaction_deadline_ms())

@@ -1,0 +1,92 @@
+"""Typed errors for bot misbehaviour and for bots that cannot be started.
+
+A :class:`BotFault` is something a bot did wrong during a game: it was too
+slow, it died, it spoke garbage, or it chose an action the rules forbid. The
+referee turns a fault into a forfeit and records :attr:`BotFault.reason` as a
+short, stable keyword, with :attr:`BotFault.detail` as the human-readable
+explanation.
+
+:class:`BotStartError` is deliberately *not* a fault: a command that cannot be
+started at all (missing executable, bad working directory, ...) is a mistake
+in the configuration, not a move in the game, and should stop the run rather
+than count as a loss.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "BotCrashed",
+    "BotFault",
+    "BotIllegalAction",
+    "BotProtocolError",
+    "BotStartError",
+    "BotTimeout",
+]
+
+
+class BotFault(Exception):
+    """Base class of all faults a bot can commit during a game."""
+
+    reason: ClassVar[str] = "fault"
+    """Short keyword identifying the kind of fault (stable; stored in results)."""
+
+    detail: str
+    """Human-readable explanation of what went wrong."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.detail
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.detail!r})"
+
+
+class BotTimeout(BotFault):
+    """The bot did not answer within its time allowance."""
+
+    reason: ClassVar[str] = "timeout"
+
+
+class BotCrashed(BotFault):
+    """The bot exited, or closed or broke one of its pipes."""
+
+    reason: ClassVar[str] = "crash"
+
+
+class BotProtocolError(BotFault):
+    """The bot sent bytes that are not a valid protocol message."""
+
+    reason: ClassVar[str] = "protocol"
+
+
+class BotIllegalAction(BotFault):
+    """The bot sent a well-formed message naming an action the rules forbid."""
+
+    reason: ClassVar[str] = "illegal"
+
+
+class BotStartError(Exception):
+    """A bot command could not be started at all (a configuration error).
+
+    The message names the command, for example
+    ``cannot start bot 'foo --fast': executable 'foo' not found``.
+    """
+
+    command: str
+    """The command line, as it would be typed in a shell."""
+
+    problem: str
+    """What prevented the start."""
+
+    def __init__(self, command: str, problem: str) -> None:
+        super().__init__(f"cannot start bot {command!r}: {problem}")
+        self.command = command
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str]]:
+        return (type(self), (self.command, self.problem))
