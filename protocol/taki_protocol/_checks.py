@@ -1,0 +1,221 @@
+"""Field validators shared by the message classes.
+
+Every check raises :class:`LocalProtocolError` naming the offending field; decoding turns
+that into a :class:`RemoteProtocolError`.
+"""
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+import attrs
+
+from .constants import MAX_CONTAINER_LEN, MAX_INT32, MAX_NESTING
+from .errors import LocalProtocolError
+
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
+_INT64_MIN = -(2**63)
+_UINT64_MAX = 2**64 - 1
+
+
+def wire_type_name(value: object) -> str:
+    """Name a value's type in wire terms, for error messages."""
+    if value is None:
+        return "nil"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "binary data"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a map"
+    return f"a Python {type(value).__name__}"
+
+
+def field_label(instance: object, attribute: "attrs.Attribute[Any]") -> str:
+    return f"{getattr(instance, 'LABEL', type(instance).__name__)}.{attribute.name}"
+
+
+def fail(where: str, problem: str) -> LocalProtocolError:
+    return LocalProtocolError(f"{where} {problem}")
+
+
+def require_int(where: str, value: object, low: int, high: int = MAX_INT32) -> None:
+    if type(value) is not int:
+        raise fail(where, f"must be an integer, got {wire_type_name(value)}")
+    if not low <= value <= high:
+        raise fail(where, f"must be between {low} and {high}, got {value}")
+
+
+def _require_utf8(where: str, value: str) -> None:
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise fail(where, "is not valid Unicode (it holds a lone surrogate)") from None
+
+
+def require_text(
+    where: str,
+    value: object,
+    *,
+    min_len: int = 0,
+    max_len: int | None = None,
+    choices: Collection[str] | None = None,
+) -> None:
+    if not isinstance(value, str):
+        raise fail(where, f"must be a string, got {wire_type_name(value)}")
+    _require_utf8(where, value)
+    if choices is not None and value not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise fail(where, f"must be one of {allowed}, got {value!r}")
+    if len(value) < min_len:
+        raise fail(where, "must not be empty" if min_len == 1 else f"is shorter than {min_len}")
+    if max_len is not None and len(value) > max_len:
+        raise fail(where, f"is longer than {max_len} characters")
+
+
+def require_plain(where: str, value: object, depth: int = 0) -> None:
+    """Check that ``value`` is free-form protocol data.
+
+    Allowed: nil, booleans, integers in the msgpack range, strings, arrays and maps with
+    string keys, nested at most ``MAX_NESTING`` levels. Floats and binary data are not used
+    by the protocol and are rejected.
+    """
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        _require_utf8(where, value)
+        return
+    if isinstance(value, int):
+        if not _INT64_MIN <= value <= _UINT64_MAX:
+            raise fail(where, "is an integer outside the 64-bit range")
+        return
+    if isinstance(value, list | dict):
+        if depth >= MAX_NESTING:
+            raise fail(where, f"is nested deeper than {MAX_NESTING} levels")
+        if len(value) > MAX_CONTAINER_LEN:
+            raise fail(where, f"has more than {MAX_CONTAINER_LEN} elements")
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                require_plain(f"{where}[{index}]", item, depth + 1)
+        else:
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise fail(where, f"has a key that is {wire_type_name(key)}, not a string")
+                _require_utf8(f"{where} key", key)
+                require_plain(f"{where}.{key}", item, depth + 1)
+        return
+    raise fail(where, f"must be plain data, got {wire_type_name(value)}")
+
+
+def integer(low: int, high: int = MAX_INT32) -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        require_int(field_label(instance, attribute), value, low, high)
+
+    return check
+
+
+def optional_integer(low: int, high: int = MAX_INT32) -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        if value is not None:
+            require_int(field_label(instance, attribute), value, low, high)
+
+    return check
+
+
+def boolean() -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        if not isinstance(value, bool):
+            label = field_label(instance, attribute)
+            raise fail(label, f"must be a boolean, got {wire_type_name(value)}")
+
+    return check
+
+
+def text(
+    *, min_len: int = 0, max_len: int | None = None, choices: Collection[str] | None = None
+) -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        require_text(
+            field_label(instance, attribute),
+            value,
+            min_len=min_len,
+            max_len=max_len,
+            choices=choices,
+        )
+
+    return check
+
+
+def optional_text(*, max_len: int | None = None) -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        if value is not None:
+            require_text(field_label(instance, attribute), value, max_len=max_len)
+
+    return check
+
+
+def plain_map() -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        label = field_label(instance, attribute)
+        if not isinstance(value, dict):
+            raise fail(label, f"must be a map, got {wire_type_name(value)}")
+        require_plain(label, value)
+
+    return check
+
+
+def list_of_maps(*, min_len: int = 0, required_key: str | None = None) -> Validator:
+    """An array of maps; with ``required_key``, every map must hold that key as a string."""
+
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        label = field_label(instance, attribute)
+        if not isinstance(value, list):
+            raise fail(label, f"must be an array, got {wire_type_name(value)}")
+        if len(value) < min_len:
+            raise fail(label, f"must have at least {min_len} element(s)")
+        for index, item in enumerate(value):
+            where = f"{label}[{index}]"
+            if not isinstance(item, dict):
+                raise fail(where, f"must be a map, got {wire_type_name(item)}")
+            if required_key is not None:
+                if required_key not in item:
+                    raise fail(where, f"has no {required_key!r} key")
+                require_text(f"{where}.{required_key}", item[required_key], min_len=1)
+        require_plain(label, value)
+
+    return check
+
+
+def list_of(element_type: type, *, min_len: int = 0, max_len: int = MAX_CONTAINER_LEN) -> Validator:
+    """An array whose elements are all instances of ``element_type`` (already validated)."""
+
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        label = field_label(instance, attribute)
+        if not isinstance(value, list):
+            raise fail(label, f"must be an array, got {wire_type_name(value)}")
+        if not min_len <= len(value) <= max_len:
+            raise fail(label, f"must have between {min_len} and {max_len} elements")
+        for index, item in enumerate(value):
+            if not isinstance(item, element_type):
+                got = wire_type_name(item)
+                raise fail(f"{label}[{index}]", f"must be {element_type.__name__}, got {got}")
+
+    return check
+
+
+def instance_of(expected: type) -> Validator:
+    def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+        if not isinstance(value, expected):
+            label = field_label(instance, attribute)
+            raise fail(label, f"must be {expected.__name__}, got {wire_type_name(value)}")
+
+    return check

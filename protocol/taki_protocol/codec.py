@@ -1,0 +1,343 @@
+"""A sans-I/O codec for the protocol's byte stream.
+
+:class:`Codec` does no I/O: the caller hands it the bytes it read (``receive_data``), pulls
+decoded messages out (``next_message``) and writes the bytes ``send`` returns. The same
+class serves both ends: with ``role="referee"`` it decodes bot messages and encodes referee
+messages, with ``role="bot"`` the reverse.
+
+Besides framing and schemas, the codec follows the conversation and rejects messages that
+are not allowed at their point of it (see PROTOCOL.md, "Lifecycle"): the hello handshake
+comes first, requests only happen inside a game, request ids increase, at most one request
+is open at a time, an answer must carry the open request's id, and nothing follows
+``error`` or ``shutdown``. A referee that gives up on an answer calls
+:meth:`Codec.abandon_request`; the late answer is then dropped when it arrives.
+"""
+
+import enum
+from typing import Final, Literal, TypeAlias
+
+import msgpack  # type: ignore[import-untyped]
+
+from ._framing import FrameScanner
+from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
+from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from .messages import (
+    MESSAGE_CLASSES,
+    Answer,
+    BotHello,
+    Decide,
+    Error,
+    GameOver,
+    GameStart,
+    Hello,
+    Message,
+    React,
+    Shutdown,
+    decode_message,
+)
+
+__all__ = ["EOF", "NEED_DATA", "Codec", "Role", "Sentinel", "pack_message", "unpack_message"]
+
+Role: TypeAlias = Literal["referee", "bot"]
+
+
+class Sentinel(enum.Enum):
+    """Values :meth:`Codec.next_message` returns when it has no message to give."""
+
+    NEED_DATA = "NEED_DATA"
+    EOF = "EOF"
+
+    def __repr__(self) -> str:
+        return self.value
+
+    __str__ = __repr__
+
+
+NEED_DATA: Final = Sentinel.NEED_DATA
+"""No complete message is buffered: read more bytes and call ``receive_data``."""
+
+EOF: Final = Sentinel.EOF
+"""The peer closed the stream cleanly, between two messages."""
+
+_REFEREE_MESSAGES = (Hello, GameStart, Decide, React, GameOver, Error, Shutdown)
+_BOT_MESSAGES = (BotHello, Answer)
+
+
+def pack_message(message: Message, *, max_size: int = MAX_MESSAGE_SIZE) -> bytes:
+    """Encode one message canonically: a msgpack map with keys in the documented order.
+
+    Raises :class:`LocalProtocolError` if the encoding exceeds ``max_size`` bytes.
+    """
+    try:
+        data: bytes = msgpack.packb(message.to_wire(), use_bin_type=True)
+    except (TypeError, ValueError, OverflowError) as exc:  # only if fields were mutated
+        raise LocalProtocolError(f"cannot encode {message.TYPE!r} message: {exc}") from None
+    if len(data) > max_size:
+        raise LocalProtocolError(
+            f"{message.TYPE} message is {len(data)} bytes, over the maximum of {max_size}"
+        )
+    return data
+
+
+def _unpack_frame(frame: bytes) -> object:
+    try:
+        return msgpack.unpackb(
+            frame,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=len(frame),
+            max_bin_len=0,
+            max_ext_len=0,
+            max_array_len=MAX_CONTAINER_LEN,
+            max_map_len=MAX_CONTAINER_LEN,
+        )
+    except UnicodeDecodeError as exc:
+        raise RemoteProtocolError(f"message contains a string that is not UTF-8: {exc}") from None
+    except msgpack.StackError:
+        raise RemoteProtocolError("message is nested too deeply") from None
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        if "map key" in str(exc):
+            raise RemoteProtocolError("message has a map key that is not a string") from None
+        detail = str(exc) or type(exc).__name__
+        raise RemoteProtocolError(f"message is not valid msgpack: {detail}") from None
+
+
+def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
+    """Decode exactly one complete encoded message, outside of any conversation.
+
+    Raises :class:`RemoteProtocolError` for anything but one valid message.
+    """
+    length = FrameScanner(max_size, MAX_CONTAINER_LEN).scan(data)
+    if length is None:
+        raise RemoteProtocolError("incomplete message")
+    if length != len(data):
+        raise RemoteProtocolError(f"{len(data) - length} bytes follow the message")
+    return decode_message(_unpack_frame(data))
+
+
+class Codec:
+    """Both directions of one referee-bot connection, for the side given by ``role``."""
+
+    def __init__(self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
+        if role not in ("referee", "bot"):
+            raise ValueError(f"role must be 'referee' or 'bot', not {role!r}")
+        self._role: Role = role
+        self._peer: Role = "bot" if role == "referee" else "referee"
+        self._incoming = _BOT_MESSAGES if role == "referee" else _REFEREE_MESSAGES
+        self._max_size = max_message_size
+        self._buffer = bytearray()
+        self._scanner = FrameScanner(max_message_size, MAX_CONTAINER_LEN)
+        self._eof = False
+        self._failure: RemoteProtocolError | None = None
+        # The conversation, identical on both sides.
+        self._hello = False
+        self._bot_hello = False
+        self._game_id: str | None = None
+        self._open_id: int | None = None
+        self._last_id = -1  # request ids increase strictly over the connection
+        self._abandoned: set[int] = set()  # requests given up on, whose answers are dropped
+        self._final: str | None = None  # "error" or "shutdown" once one was exchanged
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def role(self) -> Role:
+        return self._role
+
+    @property
+    def game_id(self) -> str | None:
+        """The id of the game in progress, None between games."""
+        return self._game_id
+
+    @property
+    def open_request(self) -> int | None:
+        """The id of the request awaiting an answer, if any."""
+        return self._open_id
+
+    @property
+    def finished(self) -> bool:
+        """True once ``error`` or ``shutdown`` was exchanged: no message may follow."""
+        return self._final is not None
+
+    @property
+    def failed(self) -> bool:
+        """True once the peer broke the protocol; the codec then refuses input."""
+        return self._failure is not None
+
+    # ------------------------------------------------------------ receiving
+
+    def receive_data(self, data: bytes) -> None:
+        """Add bytes read from the peer; ``b""`` means the peer closed its end."""
+        if self._failure is not None:
+            raise self._refusal()
+        if not data:
+            self._eof = True
+            return
+        if self._eof:
+            raise LocalProtocolError("receive_data() called with data after EOF")
+        self._buffer += data
+
+    def next_message(self) -> Message | Sentinel:
+        """Return the next complete message, :data:`NEED_DATA` or :data:`EOF`.
+
+        Raises :class:`RemoteProtocolError` when the peer broke the protocol, including
+        when the stream ends in the middle of a message; every later call raises again.
+        """
+        if self._failure is not None:
+            raise self._refusal()
+        try:
+            return self._next_message()
+        except RemoteProtocolError as exc:
+            self._failure = exc
+            raise
+
+    def _next_message(self) -> Message | Sentinel:
+        while True:
+            length = self._scanner.scan(self._buffer)
+            if length is None:
+                if not self._eof:
+                    return NEED_DATA
+                if self._buffer:
+                    raise RemoteProtocolError(
+                        f"stream closed in the middle of a message ({len(self._buffer)}"
+                        " bytes received)"
+                    )
+                return EOF
+            frame = bytes(self._buffer[:length])
+            del self._buffer[:length]
+            self._scanner.reset()
+            obj = _unpack_frame(frame)
+            kind = obj.get("type") if isinstance(obj, dict) else None
+            cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None
+            if cls is not None and cls not in self._incoming:
+                raise RemoteProtocolError(f"the {self._peer} may not send {kind!r} messages")
+            message = decode_message(obj)
+            if isinstance(message, Answer) and message.id in self._abandoned:
+                self._abandoned.discard(message.id)  # a late answer: drop it
+                continue
+            self._advance(message, incoming=True)
+            return message
+
+    def _refusal(self) -> RemoteProtocolError:
+        return RemoteProtocolError(
+            f"input refused after an earlier protocol error: {self._failure}"
+        )
+
+    # ------------------------------------------------------------ sending
+
+    def send(self, message: Message) -> bytes:
+        """Return the bytes to write for ``message``.
+
+        Raises :class:`LocalProtocolError`, leaving the codec unchanged, when this role may
+        not send the message, may not send it now, or it is too large.
+        """
+        self._advance(message, incoming=False, dry_run=True)
+        data = pack_message(message, max_size=self._max_size)
+        self._advance(message, incoming=False)
+        return data
+
+    def abandon_request(self) -> None:
+        """Stop waiting for the open request, if any (referee side only).
+
+        The referee calls this when it gives up on an answer (its deadline passed) but
+        keeps the bot: it may then send the next request or ``game_over``. The abandoned
+        request's answer, if it still arrives, is dropped by :meth:`next_message`.
+        """
+        if self._role != "referee":
+            raise LocalProtocolError("only the referee abandons requests")
+        if self._open_id is not None:
+            self._abandoned.add(self._open_id)
+            self._open_id = None
+
+    # ------------------------------------------------------------ conversation
+
+    def _advance(self, message: Message, *, incoming: bool, dry_run: bool = False) -> None:
+        """Check that ``message`` may be exchanged now and record that it was."""
+        error: type[ProtocolError] = RemoteProtocolError if incoming else LocalProtocolError
+        sender = self._peer if incoming else self._role
+        allowed = _REFEREE_MESSAGES if sender == "referee" else _BOT_MESSAGES
+        if not isinstance(message, allowed):
+            raise error(f"the {sender} may not send {message.TYPE!r} messages")
+        if self._final is not None:
+            raise error(f"{message.TYPE!r} message after {self._final!r} ended the conversation")
+        if sender == "bot" and not self._bot_hello and not isinstance(message, BotHello):
+            raise error(f"the bot's first message must be 'bot_hello', not {message.TYPE!r}")
+
+        match message:
+            case Hello():
+                if self._hello:
+                    raise error("duplicate 'hello'")
+                if not dry_run:
+                    self._hello = True
+            case BotHello():
+                if self._bot_hello:
+                    raise error("duplicate 'bot_hello'")
+                if not dry_run:
+                    self._bot_hello = True
+            case GameStart():
+                if not (self._hello and self._bot_hello):
+                    raise error("'game_start' before the hello handshake completed")
+                if self._game_id is not None:
+                    raise error(f"'game_start' while game {self._game_id!r} is in progress")
+                if not dry_run:
+                    self._game_id = message.game_id
+            case Decide() | React():
+                if self._game_id is None:
+                    raise error(f"{message.TYPE!r} outside of a game")
+                if message.id <= self._last_id:
+                    raise error(
+                        f"{message.TYPE!r} id {message.id} is not above the previous request"
+                        f" id {self._last_id}"
+                    )
+                # A bot may see a new request before it answered the previous one: the
+                # referee gave up on that one. The referee must say so explicitly.
+                superseded = self._superseded(error, message.TYPE)
+                if not dry_run:
+                    if superseded is not None:
+                        self._abandoned.add(superseded)
+                    self._open_id = self._last_id = message.id
+            case Answer():
+                if message.id == self._open_id:
+                    if not dry_run:
+                        self._open_id = None
+                elif message.id in self._abandoned:  # a bot answering a superseded request
+                    if not dry_run:
+                        self._abandoned.discard(message.id)
+                elif self._open_id is None:
+                    raise error(f"answer for request {message.id}, but no request is open")
+                else:
+                    raise error(
+                        f"answer for request {message.id}, but the open request is {self._open_id}"
+                    )
+            case GameOver():
+                if self._game_id is None:
+                    raise error("'game_over' outside of a game")
+                if message.game_id != self._game_id:
+                    raise error(
+                        f"'game_over' for game {message.game_id!r}, but game"
+                        f" {self._game_id!r} is in progress"
+                    )
+                superseded = self._superseded(error, message.TYPE)
+                if not dry_run:
+                    if superseded is not None:
+                        self._abandoned.add(superseded)
+                    self._open_id = None
+                    self._game_id = None
+            case Error() | Shutdown():
+                if not dry_run:
+                    self._final = message.TYPE
+
+    def _superseded(self, error: type[ProtocolError], kind: str) -> int | None:
+        """The open request that a new request or ``game_over`` replaces, if any.
+
+        On the bot's side the referee has given up on it; on the referee's side it must
+        have called :meth:`abandon_request` first.
+        """
+        if self._open_id is None:
+            return None
+        if self._role == "referee":
+            raise error(
+                f"{kind!r} while request {self._open_id} is unanswered"
+                " (call abandon_request() to give up on it)"
+            )
+        return self._open_id
