@@ -11,7 +11,7 @@ PROTOCOL.md.
 """
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Self, TypeAlias, cast
+from typing import Any, ClassVar, Self, TypeAlias
 
 import attrs
 
@@ -70,12 +70,13 @@ class _Record:
     """Shared wire conversion for the messages and the records nested in them.
 
     ``FIELDS`` lists the wire keys in canonical order; they equal the attribute names.
-    Fields with a default may be omitted on the wire. ``DECODERS`` converts the wire value
-    of a field holding nested records.
+    ``OPTIONAL`` names the fields a sender may omit (the attribute's default applies).
+    ``DECODERS`` converts the wire value of a field holding nested records.
     """
 
     LABEL: ClassVar[str]
     FIELDS: ClassVar[tuple[str, ...]]
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset()
     DECODERS: ClassVar[Mapping[str, Callable[[object], object]]] = {}
 
     def to_wire(self) -> JsonMap:
@@ -87,12 +88,10 @@ class _Record:
         """Build a record from its wire map; unknown keys are ignored."""
         if not isinstance(obj, dict):
             raise RemoteProtocolError(f"{cls.LABEL} must be a map, got {check.wire_type_name(obj)}")
-        fields = attrs.fields(cast("type[attrs.AttrsInstance]", cls))
-        optional = {a.name for a in fields if a.default is not attrs.NOTHING}
         kwargs: dict[str, object] = {}
         for name in cls.FIELDS:
             if name not in obj:
-                if name in optional:
+                if name in cls.OPTIONAL:
                     continue
                 raise RemoteProtocolError(f"{cls.LABEL}: missing field {name!r}")
             decoder = cls.DECODERS.get(name)
@@ -148,6 +147,7 @@ class Rules(_Record):
 
     LABEL: ClassVar[str] = "game_start.rules"
     FIELDS: ClassVar[tuple[str, ...]] = ("preset", "flags")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"flags"})
 
     preset: str = attrs.field(validator=check.text(min_len=1, max_len=MAX_ID_LEN))
     flags: JsonMap = attrs.field(factory=dict, validator=check.plain_map())
@@ -164,6 +164,7 @@ class TimeControl(_Record):
 
     LABEL: ClassVar[str] = "game_start.time"
     FIELDS: ClassVar[tuple[str, ...]] = ("move_ms", "bank_ms", "increment_ms", "reaction_ms")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"move_ms", "bank_ms", "increment_ms"})
 
     move_ms: int | None = attrs.field(default=None, validator=check.optional_integer(1))
     bank_ms: int | None = attrs.field(default=None, validator=check.optional_integer(1))
@@ -181,6 +182,7 @@ class Forfeit(_Record):
 
     LABEL: ClassVar[str] = "game_over.ranking.forfeit"
     FIELDS: ClassVar[tuple[str, ...]] = ("reason", "detail")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"detail"})
 
     reason: ForfeitReason = attrs.field(validator=check.text(choices=FORFEIT_REASONS))
     detail: str = attrs.field(default="", validator=check.text())
@@ -192,6 +194,7 @@ class Standing(_Record):
 
     LABEL: ClassVar[str] = "game_over.ranking"
     FIELDS: ClassVar[tuple[str, ...]] = ("seat", "place", "points", "forfeit")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"forfeit"})
     DECODERS: ClassVar[Mapping[str, Callable[[object], object]]] = {
         "forfeit": lambda value: None if value is None else Forfeit.from_wire(value),
     }
@@ -261,6 +264,7 @@ class _Request(_Message):
     """A request for an answer: the seat's view, the legal actions and the clock."""
 
     FIELDS: ClassVar[tuple[str, ...]] = ("id", "view", "legal", "time_left_ms", "deadline_ms")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"time_left_ms"})
 
     id: int = attrs.field(validator=check.integer(0))
     view: JsonMap = attrs.field(validator=check.plain_map())
@@ -351,6 +355,7 @@ class BotHello(_Message):
     TYPE: ClassVar[str] = "bot_hello"
     LABEL: ClassVar[str] = "bot_hello"
     FIELDS: ClassVar[tuple[str, ...]] = ("protocol", "name", "token")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"token"})
 
     protocol: int = attrs.field(default=PROTOCOL_VERSION, validator=_version)
     name: str = attrs.field(validator=check.text(min_len=1, max_len=MAX_NAME_LEN))
@@ -366,6 +371,7 @@ class Answer(_Message):
     TYPE: ClassVar[str] = "action"
     LABEL: ClassVar[str] = "action"
     FIELDS: ClassVar[tuple[str, ...]] = ("id", "choice", "last_card")
+    OPTIONAL: ClassVar[frozenset[str]] = frozenset({"last_card"})
 
     id: int = attrs.field(validator=check.integer(0))
     choice: int = attrs.field(validator=check.integer(0))

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -181,6 +182,20 @@ def test_wire_keys_are_in_canonical_order() -> None:
         "forfeit": {"reason": "illegal", "detail": "d"},
     }
     assert Shutdown().to_wire() == {"type": "shutdown"}
+
+
+def test_optional_fields_have_defaults() -> None:
+    records = [*MESSAGE_CLASSES.values(), Rules, TimeControl, Forfeit, Standing]
+    for cls in records:
+        defaults = {a.name for a in cls.__attrs_attrs__ if a.default is not attrs.NOTHING}
+        assert defaults >= cls.OPTIONAL, cls
+
+
+def test_required_fields_with_a_python_default() -> None:
+    with pytest.raises(RemoteProtocolError, match="missing field 'protocol'"):
+        decode_message({"type": "hello", "referee": "r"})
+    with pytest.raises(RemoteProtocolError, match="missing field 'events'"):
+        decode_message({"type": "game_over", "game_id": "g", "ranking": []})
 
 
 def test_optional_fields_may_be_omitted() -> None:
