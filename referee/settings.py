@@ -233,8 +233,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
     try:
         kwargs["time"] = TimeControl(**time)
     except (TypeError, ValueError) as exc:
-        key = next((k for k in time if k in str(exc)), None)
-        raise fail("time", key, str(exc)) from None
+        culprit = next((k for k in time if k in str(exc)), None)
+        raise fail("time", culprit, str(exc)) from None
 
     raw_bots = data.get("bots", [])
     if not isinstance(raw_bots, list) or not raw_bots:

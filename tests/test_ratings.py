@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from collections.abc import Sequence
 
 import pytest
@@ -372,14 +371,14 @@ def test_prior_zero_bootstrap_drops_resamples_without_a_finite_fit() -> None:
     assert ci is not None and all(math.isfinite(x) for x in ci)
 
 
-def test_bootstrap_of_a_ten_bot_league_is_fast() -> None:
+def test_bootstrap_of_a_ten_bot_league_uses_every_resample() -> None:
+    # Its speed is measured by benchmarks/ratings.py, not here.
     truth = {f"bot{i}": 50.0 * i for i in range(10)}
     games = simulated_league(truth, blocks=250, seats=4, seed=0)
     assert len(games) == 1000
-    start = time.perf_counter()
     report = rate(games, resamples=200)
-    assert time.perf_counter() - start < 15.0
     assert report.resamples == 200
+    assert [b.name for b in report.bots][:3] == ["bot9", "bot8", "bot7"]
 
 
 def test_game_result_validation() -> None:

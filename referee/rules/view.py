@@ -36,7 +36,7 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
         "open_run": None if state.open_run < 0 else C.COLORS[state.open_run],
         "draw_pile": len(state.draw_pile),
         "discard_pile": len(state.discard),
-        "declared_last_card": state.declared,
+        "declared_last_card": state.declared and seat == state.turn,
         "action_count": state.action_count,
         "events": [event_for(e, seat) for e in state.events[since:]],
     }

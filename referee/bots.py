@@ -1,0 +1,169 @@
+"""A bot on the other end of a pipe: the protocol codec over a supervised process.
+
+``BotConnection`` turns everything that can go wrong with a bot into a typed
+:class:`~referee.faults.BotFault`: silence past the deadline is ``BotTimeout``, a dead
+process or pipe is ``BotCrashed``, bytes that break the protocol are
+``BotProtocolError``. Trio's and the OS's own exceptions never leave this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import cast
+
+import trio
+from taki_protocol import (
+    EOF,
+    NEED_DATA,
+    Answer,
+    BotHello,
+    Codec,
+    Decide,
+    Error,
+    ForfeitReason,
+    Hello,
+    Message,
+    ProtocolError,
+    React,
+    Shutdown,
+)
+
+from . import __version__
+from .faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
+from .process import BotProcess, open_bot_process
+from .settings import BotSpec
+
+REFEREE_ID = f"taki-referee {__version__}"
+#: How long a goodbye (an error or shutdown message) may take to write.
+GOODBYE_S = 0.2
+
+
+class BotConnection:
+    """The conversation with one running bot process."""
+
+    def __init__(self, name: str, process: BotProcess) -> None:
+        self.name = name
+        self.process = process
+        self.codec = Codec("referee")
+        self.bot_name: str | None = None
+        self.fault: BotFault | None = None
+        self._next_id = 0
+
+    @property
+    def alive(self) -> bool:
+        """False once the bot faulted or its process exited."""
+        return self.fault is None and self.process.returncode is None
+
+    def describe_exit(self) -> str:
+        tail = self.process.stderr_tail(5)
+        status = self.process.status()
+        return f"the bot {status}" + (f"; its last stderr lines:\n{tail}" if tail else "")
+
+    async def send(self, message: Message, timeout_s: float | None = None) -> None:
+        """Write one message; a dead bot raises BotCrashed, a full pipe past
+        ``timeout_s`` raises BotTimeout."""
+        data = self.codec.send(message)
+        with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
+            await self.process.send(data)
+        if scope.cancelled_caught:
+            raise BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
+
+    async def receive(self) -> Message:
+        """The next message from the bot (no deadline: callers set one)."""
+        while True:
+            try:
+                message = self.codec.next_message()
+            except ProtocolError as exc:
+                raise BotProtocolError(str(exc)) from None
+            if message is NEED_DATA:
+                data = await self.process.receive_some()
+                try:
+                    self.codec.receive_data(data)
+                except ProtocolError as exc:
+                    raise BotProtocolError(str(exc)) from None
+                continue
+            if message is EOF:
+                await self._wait_exit()
+                raise BotCrashed(f"closed its output: {self.describe_exit()}")
+            assert not isinstance(message, type(EOF))
+            return message
+
+    async def _wait_exit(self) -> None:
+        with trio.move_on_after(0.5):
+            await self.process.wait()
+
+    async def handshake(self, deadline_ms: int) -> BotHello:
+        """Send hello and wait for the bot's hello within the startup deadline."""
+        with trio.move_on_after(deadline_ms / 1000) as scope:
+            await self.send(Hello(referee=REFEREE_ID))
+            reply = await self.receive()
+        if scope.cancelled_caught:
+            raise BotTimeout(f"no hello within the startup time of {deadline_ms} ms")
+        if not isinstance(reply, BotHello):
+            raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
+        self.bot_name = reply.name
+        return reply
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
+        """Send a request and wait for its answer until the deadline.
+
+        Returns the answer and the time it took in milliseconds, measured on the
+        monotonic clock from the moment the request was written to the moment the
+        answer was complete."""
+        deadline_s = deadline_ms / 1000
+        await self.send(message, timeout_s=deadline_s)
+        start = trio.current_time()
+        with trio.move_on_at(start + deadline_s) as scope:
+            reply = await self.receive()
+        elapsed_ms = (trio.current_time() - start) * 1000
+        if scope.cancelled_caught:
+            raise BotTimeout(f"no answer within {deadline_ms} ms")
+        if not isinstance(reply, Answer):
+            raise BotProtocolError(f"expected an action, got {reply.TYPE}")
+        return reply, elapsed_ms
+
+    def abandon_request(self) -> None:
+        """Give up on the open request (its answer came too late): a late answer that
+        still arrives is discarded."""
+        self.codec.abandon_request()
+
+    async def fail(self, fault: BotFault) -> None:
+        """Tell the bot why it forfeits (when its input is still open), then stop it."""
+        self.fault = fault
+        if self.process.returncode is None:
+            with contextlib.suppress(BotFault, ProtocolError):
+                reason = cast(ForfeitReason, fault.reason)
+                await self.send(Error(reason=reason, message=fault.detail), GOODBYE_S)
+        await self.process.kill()
+
+    async def shutdown(self) -> None:
+        """Say goodbye to a healthy bot; the process is killed by the caller's cleanup."""
+        if self.alive and not self.codec.finished:
+            with contextlib.suppress(BotFault, ProtocolError):
+                await self.send(Shutdown(), GOODBYE_S)
+
+
+@contextlib.asynccontextmanager
+async def open_bot(
+    spec: BotSpec, *, startup_ms: int, stderr_path: Path | None = None
+) -> AsyncIterator[BotConnection]:
+    """Start a bot and complete the handshake. A bot that cannot even start
+    (missing executable) raises BotStartError; one that starts but fails the
+    handshake yields a connection whose ``fault`` is set."""
+    async with open_bot_process(spec.command, stderr_path=stderr_path) as process:
+        conn = BotConnection(spec.name, process)
+        try:
+            await conn.handshake(startup_ms)
+        except BotFault as fault:
+            await conn.fail(fault)
+        try:
+            yield conn
+        finally:
+            with trio.CancelScope(shield=True):
+                await conn.shutdown()

@@ -1,0 +1,193 @@
+"""The ``taki-referee`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+from rich.console import Console
+
+from . import __version__
+from .clock import TimeControl
+from .faults import BotStartError
+from .rules import PRESETS, Rules
+from .settings import SettingsError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A command-line mistake: printed without a traceback, exit status 2."""
+
+
+def _time_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("time control (milliseconds)")
+    group.add_argument("--move-ms", type=int, default=1000,
+                       help="limit per decision (default 1000)")
+    group.add_argument("--bank-ms", type=int, default=None, help="Fischer time bank (default none)")
+    group.add_argument("--increment-ms", type=int, default=0, help="added to the bank per decision")
+    group.add_argument("--reaction-ms", type=int, default=1000,
+                       help="limit for a +3 Breaker reaction (default 1000)")
+    group.add_argument("--startup-ms", type=int, default=10_000,
+                       help="limit for a bot's start-up handshake (default 10000)")
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    try:
+        return TimeControl(
+            move_ms=args.move_ms,
+            bank_ms=args.bank_ms,
+            increment_ms=args.increment_ms,
+            reaction_ms=args.reaction_ms,
+            startup_ms=args.startup_ms,
+        )
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"bad time control: {exc}") from None
+
+
+def _rules_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", default="super-taki-2018", choices=PRESETS,
+                        help="rules preset (default super-taki-2018)")
+    parser.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE",
+                        help="a rule flag, e.g. --flag voluntary_draw=true (repeatable)")
+
+
+def _rules(args: argparse.Namespace) -> Rules:
+    flags: dict[str, Any] = {}
+    for item in args.flag:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--flag needs NAME=VALUE, got {item!r}")
+        try:
+            flags[name] = json.loads(value)
+        except json.JSONDecodeError:
+            raise UsageError(f"--flag {name}: {value!r} is not a JSON value") from None
+    try:
+        return Rules.preset(args.rules, **flags)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"bad rules: {exc}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="taki-referee",
+        description="Referee Super Taki games between bots that speak protocol/PROTOCOL.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    match = sub.add_parser("match", help="play games between bots")
+    match.add_argument("bots", nargs="+", metavar="BOT",
+                       help='a bot command ("python bot.py") or NAME=COMMAND; 2 to 10 bots')
+    match.add_argument("--games", type=int, default=None,
+                       help="number of games (default: one per seat rotation)")
+    match.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    _rules_args(match)
+    _time_args(match)
+    match.add_argument("--fault-policy", choices=("forfeit", "strikes"), default="forfeit")
+    match.add_argument("--strikes", type=int, default=3,
+                       help="with --fault-policy strikes: the strike that forfeits (default 3)")
+    match.add_argument("--no-restart", action="store_true",
+                       help="do not restart a bot that crashed for the next game")
+    match.add_argument("--replay-dir", type=Path, default=None, help="write a replay per game")
+    match.add_argument("--log-dir", type=Path, default=Path("logs"),
+                       help="bot stderr logs (default ./logs)")
+    match.add_argument("--json", action="store_true", help="print the results as JSON")
+
+    league = sub.add_parser("league", help="run (or resume) a round-robin league")
+    league.add_argument("file", type=Path, help="the league file (TOML)")
+    league.add_argument("--db", type=Path, default=Path("results.sqlite"),
+                        help="results database (default results.sqlite)")
+    league.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
+    league.add_argument("--log-dir", type=Path, default=Path("logs"),
+                        help="bot stderr logs (default ./logs)")
+
+    ratings = sub.add_parser("ratings", help="ratings from an existing results database")
+    ratings.add_argument("db", type=Path)
+    ratings.add_argument("--anchor", default=None, help="bot whose rating is fixed")
+    ratings.add_argument("--anchor-elo", type=float, default=1500.0)
+    ratings.add_argument("--json", action="store_true")
+
+    sprt = sub.add_parser(
+        "sprt", help="SPRT: is NEW stronger than OLD? (exit 0 yes, 1 no, 3 undecided)"
+    )
+    sprt.add_argument("new", metavar="NEW")
+    sprt.add_argument("old", metavar="OLD")
+    sprt.add_argument("--elo0", type=float, default=0.0)
+    sprt.add_argument("--elo1", type=float, default=10.0)
+    sprt.add_argument("--alpha", type=float, default=0.05)
+    sprt.add_argument("--beta", type=float, default=0.05)
+    sprt.add_argument("--max-games", type=int, default=2000)
+    sprt.add_argument("--seed", type=int, default=0)
+    sprt.add_argument("--concurrency", type=int, default=None)
+    _rules_args(sprt)
+    _time_args(sprt)
+    sprt.add_argument("--log-dir", type=Path, default=Path("logs"))
+    sprt.add_argument("--json", action="store_true")
+
+    replay = sub.add_parser("replay", help="work with replay files")
+    replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
+    verify = replay_sub.add_parser("verify", help="re-play replays and check their results")
+    verify.add_argument("files", type=Path, nargs="+")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    err = Console(stderr=True)
+    try:
+        if args.command == "match":
+            from .cli_match import run_match_command
+
+            return trio.run(run_match_command, args, _rules(args), _time_control(args))
+        if args.command == "league":
+            from .cli_league import run_league_command
+
+            return trio.run(run_league_command, args)
+        if args.command == "ratings":
+            from .cli_league import ratings_command
+
+            return ratings_command(args)
+        if args.command == "sprt":
+            from .cli_sprt import run_sprt_command
+
+            return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
+        if args.command == "replay":
+            return _replay_verify(args)
+    except (UsageError, SettingsError, BotStartError) as exc:
+        err.print(f"[bold red]taki-referee:[/] {exc}", highlight=False)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: every bot process was stopped")
+        return EXIT_INTERRUPTED
+    parser.error(f"unknown command {args.command}")
+    return EXIT_USAGE  # pragma: no cover
+
+
+def _replay_verify(args: argparse.Namespace) -> int:
+    from .replay import Replay, ReplayError, verify
+
+    out = Console()
+    failures = 0
+    for path in args.files:
+        try:
+            result = verify(Replay.load(path))
+        except ReplayError as exc:
+            failures += 1
+            out.print(f"[red]FAIL[/] {path}: {exc}", highlight=False)
+            continue
+        winner = "no winner" if result.winner is None else f"seat {result.winner} wins"
+        out.print(f"[green]ok[/]   {path}: {winner} after {result.actions} actions",
+                  highlight=False)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""``taki-referee match``: play games between bots given on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .clock import TimeControl
+from .match import GameOutcome, MatchSettings, play_block
+from .rules import Rules
+from .schedule import ScheduledGame, derive_seed, rotate
+from .settings import BotSpec, parse_bot_arg, unique_names
+
+
+def match_games(names: Sequence[str], games: int, seed: int) -> list[ScheduledGame]:
+    """Game ``i`` deals deck ``i // n`` with the bots rotated ``i % n`` seats, so every
+    ``n`` consecutive games replay one deal from every seat."""
+    n = len(names)
+    out = []
+    for i in range(games):
+        deal, rotation = divmod(i, n)
+        out.append(
+            ScheduledGame(
+                game_id=f"game{i + 1}",
+                block=f"deal{deal}",
+                deal=deal,
+                rotation=rotation,
+                seed=derive_seed(seed, "deal", deal),
+                seats=rotate(names, rotation),
+            )
+        )
+    return out
+
+
+@contextmanager
+def progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
+    """A rich progress bar on stderr when it is a terminal; a no-op otherwise."""
+    if not enabled:
+        yield lambda: None
+        return
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task(label, total=total)
+        yield lambda: progress.advance(task)
+
+
+def summary_rows(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[dict[str, Any]]:
+    stats: dict[str, dict[str, Any]] = {
+        b: {"bot": b, "games": 0, "wins": 0, "place_sum": 0, "points": 0,
+            "forfeits": defaultdict(int)}
+        for b in bots
+    }
+    for outcome in outcomes:
+        for seat in outcome.seats:
+            row = stats[seat.bot]
+            row["games"] += 1
+            row["wins"] += seat.place == 1 and outcome.reason in ("win", "last_standing")
+            row["place_sum"] += seat.place
+            row["points"] += seat.points
+            if seat.forfeit is not None:
+                row["forfeits"][seat.forfeit[0]] += 1
+    rows = []
+    for row in stats.values():
+        games = row["games"] or 1
+        rows.append({
+            "bot": row["bot"],
+            "games": row["games"],
+            "wins": row["wins"],
+            "mean_place": row["place_sum"] / games,
+            "mean_points": row["points"] / games,
+            "forfeits": dict(row["forfeits"]),
+        })
+    rows.sort(key=lambda r: (r["mean_place"], -r["wins"]))
+    return rows
+
+
+def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
+    table = Table(title="Match results")
+    for column in ("bot", "games", "wins", "mean place", "mean points", "forfeits"):
+        table.add_column(column, justify="left" if column in ("bot", "forfeits") else "right")
+    for row in rows:
+        forfeits = ", ".join(f"{k} {v}" for k, v in sorted(row["forfeits"].items())) or "-"
+        table.add_row(row["bot"], str(row["games"]), str(row["wins"]),
+                      f"{row['mean_place']:.2f}", f"{row['mean_points']:.1f}", forfeits)
+    console.print(table)
+
+
+async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
+    from .cli import UsageError
+
+    if not 2 <= len(args.bots) <= 10:
+        raise UsageError(f"a match needs 2 to 10 bots, got {len(args.bots)}")
+    bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])
+    names = [b.name for b in bots]
+    games = args.games if args.games is not None else len(bots)
+    if games < 1:
+        raise UsageError("--games must be at least 1")
+    if args.strikes < 1:
+        raise UsageError("--strikes must be at least 1")
+    settings = MatchSettings(
+        rules=rules,
+        time=time,
+        fault_policy=args.fault_policy,
+        strikes=args.strikes,
+        restart=not args.no_restart,
+        replay_dir=args.replay_dir,
+        log_dir=args.log_dir,
+    )
+    schedule = match_games(names, games, args.seed)
+    console = Console()
+    with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
+        outcomes = await play_block(schedule, bots, settings, on_game=lambda _: advance(),
+                                    match_name=f"match-{args.seed}")
+    if args.json:
+        print(json.dumps({"games": [o.to_json() for o in outcomes]}))
+    else:
+        print_summary(console, summary_rows(names, outcomes))
+    return 0

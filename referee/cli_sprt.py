@@ -1,0 +1,78 @@
+"""``taki-referee sprt NEW OLD``: a regression gate for CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rich.console import Console
+
+from .clock import TimeControl
+from .match import MatchSettings
+from .ratings import Sprt
+from .rules import Rules
+from .settings import parse_bot_arg
+from .sprt_run import run_sprt
+
+
+async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
+    from .cli import UsageError
+
+    new = parse_bot_arg(args.new, 0)
+    old = parse_bot_arg(args.old, 1)
+    if new.name == old.name:
+        old = parse_bot_arg(f"{old.name}-old={args.old}" if "=" not in args.old else args.old, 1)
+    try:
+        sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+    except ValueError as exc:
+        raise UsageError(f"bad SPRT bounds: {exc}") from None
+    if args.max_games < 2:
+        raise UsageError("--max-games must be at least 2 (one duplicate pair)")
+    settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
+    concurrency = args.concurrency or os.cpu_count() or 1
+    err = Console(stderr=True)
+    show = sys.stderr.isatty() and not args.json
+
+    def on_pair(state: object) -> None:
+        if show:
+            from .ratings import SprtState
+
+            assert isinstance(state, SprtState)
+            err.print(f"pairs {state.pairs:5d}  LLR {state.llr():+6.2f} "
+                      f"[{sprt.lower:+.2f}, {sprt.upper:+.2f}]", end="\r")
+
+    outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
+                             seed=args.seed, concurrency=concurrency, on_pair=on_pair)
+    state = outcome.state
+    estimate = state.estimate()
+    verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger"
+               }.get(outcome.status, "no decision: the game cap was reached")
+    if args.json:
+        print(json.dumps({
+            "result": outcome.status if outcome.status != "continue" else "cap",
+            "games": outcome.games,
+            "pairs": state.pairs,
+            "pentanomial": list(state.counts),
+            "llr": round(state.llr(), 4),
+            "bounds": [round(sprt.lower, 4), round(sprt.upper, 4)],
+            "elo": round(estimate.elo, 1),
+            "ci95": [round(x, 1) for x in estimate.ci95],
+            "los": round(estimate.los, 4),
+            "forfeits": outcome.forfeits,
+        }))
+    else:
+        if show:
+            err.print()
+        console = Console()
+        console.print(f"{new.name} vs {old.name}: {outcome.games} games, {state.pairs} pairs, "
+                      f"pentanomial {list(state.counts)}", highlight=False)
+        console.print(f"Elo {estimate.elo:+.1f} (95% {estimate.ci95[0]:+.1f} .. "
+                      f"{estimate.ci95[1]:+.1f}), LOS {estimate.los:.1%}", highlight=False)
+        console.print(f"LLR {state.llr():+.2f} in [{sprt.lower:+.2f}, {sprt.upper:+.2f}] "
+                      f"(elo0={sprt.elo0:g}, elo1={sprt.elo1:g}, alpha={sprt.alpha:g}, "
+                      f"beta={sprt.beta:g}): {verdict}", highlight=False)
+        if outcome.forfeits:
+            console.print(f"forfeits: {outcome.forfeits}", highlight=False)
+    return outcome.exit_code

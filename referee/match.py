@@ -1,0 +1,417 @@
+"""Playing games with real bots: the referee's main loop.
+
+Everything a bot does wrong becomes a typed forfeit (R23) or, with the ``strikes``
+policy, a default action and a strike; nothing a bot does can stop a game from ending
+or lose its result. Every action and forfeit is recorded in a replay that the pure
+rules core can re-play (``referee.replay.verify``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+from taki_protocol import (
+    FORFEIT_REASONS,
+    Decide,
+    GameOver,
+    GameStart,
+    React,
+    Standing,
+)
+from taki_protocol import Forfeit as WireForfeit
+from taki_protocol import Rules as WireRules
+from taki_protocol import TimeControl as WireTime
+
+from . import faults
+from .bots import BotConnection, open_bot
+from .clock import SeatClock, TimeControl
+from .faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
+from .replay import Replay
+from .rules import Action, GameResult, GameState, Rules, new_game, view
+from .rules import actions as A
+from .rules.phases import REACT
+from .schedule import ScheduledGame
+from .settings import BotSpec
+
+FAULT_POLICIES = ("forfeit", "strikes")
+
+
+@attrs.frozen
+class MatchSettings:
+    """How games are refereed."""
+
+    rules: Rules = attrs.field(factory=Rules)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    #: "forfeit": any fault forfeits. "strikes": a timeout or an illegal answer plays a
+    #: default action and counts a strike; the ``strikes``-th strike forfeits.
+    fault_policy: str = attrs.field(
+        default="forfeit", validator=attrs.validators.in_(FAULT_POLICIES)
+    )
+    strikes: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    #: Restart a bot that crashed or forfeited, for the next game.
+    restart: bool = True
+    replay_dir: Path | None = None
+    log_dir: Path | None = None
+
+
+@attrs.frozen
+class SeatOutcome:
+    seat: int
+    bot: str
+    place: int
+    points: int
+    forfeit: tuple[str, str] | None = None  # (reason, detail)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "seat": self.seat,
+            "place": self.place,
+            "points": self.points,
+            "forfeit": None
+            if self.forfeit is None
+            else {"reason": self.forfeit[0], "detail": self.forfeit[1]},
+        }
+
+
+@attrs.frozen
+class GameOutcome:
+    game: ScheduledGame
+    seats: tuple[SeatOutcome, ...]
+    actions: int
+    reason: str | None
+    replay: Path | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game.game_id,
+            "seed": self.game.seed,
+            "players": [s.to_json() for s in self.seats],
+            "actions": self.actions,
+            "end": self.reason,
+            "replay": None if self.replay is None else str(self.replay),
+        }
+
+
+def safe_filename(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "game"
+
+
+class BotSlot:
+    """One bot of a match: its process, started on demand and restarted after a
+    crash when the settings allow it.
+
+    Each process lives in a host task of its own in the match's nursery, so starting,
+    restarting and stopping bots in any order never crosses Trio's nesting rules."""
+
+    def __init__(
+        self, spec: BotSpec, settings: MatchSettings, log_name: str, nursery: trio.Nursery
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.log_name = log_name
+        self.nursery = nursery
+        self.conn: BotConnection | None = None
+        self.starts = 0
+        self._stop: trio.Event | None = None
+
+    async def ready(self) -> BotConnection | None:
+        """A live connection, (re)starting the bot if needed; None if it cannot play."""
+        if self.conn is not None and self.conn.alive:
+            return self.conn
+        if self.conn is not None and not self.settings.restart:
+            return None
+        self.stop()
+        log_dir = self.settings.log_dir
+        stderr_path = None
+        if log_dir is not None:
+            suffix = f".{self.starts}" if self.starts else ""
+            name = f"{self.log_name}-{safe_filename(self.spec.name)}{suffix}.log"
+            stderr_path = log_dir / name
+        self.starts += 1
+        self._stop = trio.Event()
+        self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
+        return self.conn if self.conn.alive else None
+
+    async def _host(
+        self,
+        stderr_path: Path | None,
+        stop: trio.Event,
+        task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        startup = self.settings.time.startup_deadline_ms
+        async with open_bot(self.spec, startup_ms=startup, stderr_path=stderr_path) as conn:
+            task_status.started(conn)
+            await stop.wait()
+
+    def stop(self) -> None:
+        """Let the bot's host task say goodbye and stop the process."""
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+
+
+def _default_action(legal: Sequence[Action]) -> Action:
+    """What a struck bot plays: a draw when it may draw, else the most passive choice."""
+    for kind in (A.DRAW, A.PASS, A.END_TURN, A.LEAVE_RUN_OPEN, A.CLOSE_RUN):
+        for action in legal:
+            if action.kind == kind:
+                return action
+    return legal[0]
+
+
+class GameReferee:
+    """Referees one game between connected bots."""
+
+    def __init__(
+        self,
+        game: ScheduledGame,
+        conns: Sequence[BotConnection | None],
+        settings: MatchSettings,
+    ) -> None:
+        self.game = game
+        self.conns = list(conns)
+        self.settings = settings
+        n = len(game.seats)
+        self.state: GameState = new_game(n, game.seed, settings.rules)
+        self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats))
+        self.clocks = [SeatClock(settings.time) for _ in range(n)]
+        self.cursors = [0] * n
+        self.strikes = [0] * n
+
+    # ----------------------------------------------------------------- faults
+
+    async def _forfeit(self, seat: int, fault: BotFault) -> None:
+        if self.state.is_over or not self.state.active[seat]:
+            return
+        self.state.forfeit(seat, fault.reason, fault.detail)
+        self.replay.record_forfeit(seat, fault.reason, fault.detail)
+        conn = self.conns[seat]
+        if conn is not None:
+            await conn.fail(fault)
+
+    def _strike(self, seat: int, fault: BotFault) -> bool:
+        """With the strikes policy, absorb a timeout or illegal answer (True)."""
+        if self.settings.fault_policy != "strikes":
+            return False
+        if not isinstance(fault, BotTimeout | BotIllegalAction):
+            return False
+        self.strikes[seat] += 1
+        return self.strikes[seat] < self.settings.strikes
+
+    # ------------------------------------------------------------------- play
+
+    async def run(self) -> GameResult:
+        state = self.state
+        for seat, conn in enumerate(self.conns):
+            if conn is None or not conn.alive:
+                detail = "the bot is not running" if conn is None else str(conn.fault)
+                reason = conn.fault.reason if conn is not None and conn.fault else "crash"
+                fault = _fault(reason, detail)
+                await self._forfeit(seat, fault)
+                continue
+            try:
+                await conn.send(self._game_start(seat), timeout_s=1.0)
+            except BotFault as fault:
+                await self._forfeit(seat, fault)
+        while not state.is_over:
+            if state.phase == REACT:
+                await self._react_window()
+            else:
+                await self._turn(state.turn)
+        result = state.result()
+        self.replay.finish(result)
+        await self._game_over(result)
+        return result
+
+    def _game_start(self, seat: int) -> GameStart:
+        rules = self.settings.rules.to_wire()
+        preset = rules.pop("name")
+        rules.pop("deck", None)
+        time = self.settings.time
+        return GameStart(
+            game_id=self.game.game_id,
+            seat=seat,
+            players=len(self.game.seats),
+            names=list(self.game.seats),
+            rules=WireRules(preset=preset, flags=rules),
+            time=WireTime(
+                move_ms=time.move_ms,
+                bank_ms=time.bank_ms,
+                increment_ms=time.increment_ms,
+                reaction_ms=time.reaction_ms,
+            ),
+        )
+
+    def _view(self, seat: int) -> dict[str, Any]:
+        out = view(self.state, seat, self.cursors[seat])
+        self.cursors[seat] = len(self.state.events)
+        return out
+
+    async def _ask(self, seat: int, react: bool) -> tuple[Action, bool] | BotFault:
+        """One request to one seat; returns its choice or the fault it committed."""
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:
+            return BotCrashed("the bot is not running")
+        legal = list(self.state.legal_actions(seat))
+        clock = self.clocks[seat]
+        wire_legal = [a.to_wire() for a in legal]
+        try:
+            if react:
+                msg: Decide | React = React(
+                    id=conn.next_id(),
+                    view=self._view(seat),
+                    legal=wire_legal,
+                    time_left_ms=clock.time_left_ms(),
+                    deadline_ms=clock.reaction_allowed_ms(),
+                )
+                answer, elapsed = await conn.request(msg, clock.reaction_deadline_ms())
+                verdict = clock.check_reaction(elapsed)
+            else:
+                msg = Decide(
+                    id=conn.next_id(),
+                    view=self._view(seat),
+                    legal=wire_legal,
+                    time_left_ms=clock.time_left_ms(),
+                    deadline_ms=clock.allowed_ms(),
+                )
+                answer, elapsed = await conn.request(msg, clock.deadline_ms())
+                verdict = clock.charge(elapsed)
+        except BotTimeout as fault:
+            if not react:
+                clock.charge(clock.deadline_ms() + 1)
+            conn.abandon_request()
+            return fault
+        except BotFault as fault:
+            return fault
+        if verdict.late:
+            conn.abandon_request()
+            return BotTimeout(verdict.describe())
+        if not 0 <= answer.choice < len(legal):
+            return BotIllegalAction(
+                f"choice {answer.choice} is not an index of the {len(legal)} legal actions"
+            )
+        return legal[answer.choice], answer.last_card
+
+    async def _settle(self, seat: int, outcome: tuple[Action, bool] | BotFault) -> None:
+        state = self.state
+        if state.is_over or seat not in state.to_act():
+            return
+        if isinstance(outcome, BotFault):
+            if self._strike(seat, outcome):
+                action, last_card = _default_action(state.legal_actions(seat)), False
+            else:
+                await self._forfeit(seat, outcome)
+                return
+        else:
+            action, last_card = outcome
+        state.apply(action, seat, last_card=last_card)
+        self.replay.record_action(seat, action, last_card)
+
+    async def _turn(self, seat: int) -> None:
+        await self._settle(seat, await self._ask(seat, react=False))
+
+    async def _react_window(self) -> None:
+        """R17: every other seat is asked at once, each with its own deadline."""
+        seats = self.state.to_act()
+        answers: dict[int, tuple[Action, bool] | BotFault] = {}
+
+        async def ask(seat: int) -> None:
+            answers[seat] = await self._ask(seat, react=True)
+
+        async with trio.open_nursery() as nursery:
+            for seat in seats:
+                nursery.start_soon(ask, seat)
+        for seat in seats:  # in turn order: the outcome does not depend on timing
+            await self._settle(seat, answers[seat])
+
+    async def _game_over(self, result: GameResult) -> None:
+        ranking = [
+            Standing(
+                seat=seat,
+                place=result.places[seat],
+                points=result.points[seat],
+                forfeit=_wire_forfeit(result, seat),
+            )
+            for seat in result.order()
+        ]
+        async def tell(seat: int, conn: BotConnection) -> None:
+            events = self._view(seat)["events"]
+            with contextlib.suppress(BotFault):
+                await conn.send(
+                    GameOver(game_id=self.game.game_id, ranking=ranking, events=events),
+                    timeout_s=1.0,
+                )
+
+        async with trio.open_nursery() as nursery:
+            for seat, conn in enumerate(self.conns):
+                if conn is not None and conn.alive and self.state.active[seat]:
+                    nursery.start_soon(tell, seat, conn)
+
+
+def _wire_forfeit(result: GameResult, seat: int) -> WireForfeit | None:
+    for f in result.forfeits:
+        if f.seat == seat:
+            reason = f.reason if f.reason in FORFEIT_REASONS else "protocol"
+            return WireForfeit(reason=reason, detail=f.detail)
+    return None
+
+
+def _fault(reason: str, detail: str) -> BotFault:
+    cls = {c.reason: c for c in (BotTimeout, BotCrashed, faults.BotProtocolError,
+                                 BotIllegalAction)}.get(reason, BotCrashed)
+    return cls(detail)
+
+
+def outcome_of(
+    game: ScheduledGame, result: GameResult, replay: Path | None
+) -> GameOutcome:
+    forfeits = {f.seat: (f.reason, f.detail) for f in result.forfeits}
+    seats = tuple(
+        SeatOutcome(seat, bot, result.places[seat], result.points[seat], forfeits.get(seat))
+        for seat, bot in enumerate(game.seats)
+    )
+    return GameOutcome(game, seats, result.actions, result.reason, replay)
+
+
+async def play_block(
+    games: Iterable[ScheduledGame],
+    bots: Sequence[BotSpec],
+    settings: MatchSettings,
+    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None = None,
+    match_name: str = "match",
+) -> list[GameOutcome]:
+    """Play ``games`` (all between the given bots) with one process per bot, started
+    once and restarted after a crash when the settings allow it. ``games`` may be a
+    generator: it is consumed one game at a time, so several blocks can share one."""
+    outcomes = []
+    async with trio.open_nursery() as nursery:
+        slots = {
+            b.name: BotSlot(b, settings, safe_filename(match_name), nursery) for b in bots
+        }
+        try:
+            for game in games:
+                conns = [await slots[name].ready() for name in game.seats]
+                referee = GameReferee(game, conns, settings)
+                result = await referee.run()
+                path = None
+                if settings.replay_dir is not None:
+                    settings.replay_dir.mkdir(parents=True, exist_ok=True)
+                    path = settings.replay_dir / f"{safe_filename(game.game_id)}.json"
+                    referee.replay.save(path)
+                outcome = outcome_of(game, result, path)
+                outcomes.append(outcome)
+                if on_game is not None:
+                    maybe = on_game(outcome)
+                    if maybe is not None:
+                        await maybe
+        finally:
+            for slot in slots.values():
+                slot.stop()
+    return outcomes
