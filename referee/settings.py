@@ -70,11 +70,22 @@ def parse_bot_arg(text: str, index: int) -> BotSpec:
     return BotSpec(name, cmd)
 
 
+#: Programs that run a script: a bot started with one is named after its script.
+INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|java|bash|sh)$")
+
+
 def _default_name(cmd: BotCommand, index: int) -> str:
+    """The script's name for ``python bot.py`` or ``node js/bot.js`` (then the folder's
+    name when the script is called bot or main), else the executable's name."""
     words = [w for w in cmd.argv if not w.startswith("-")]
-    script = words[1] if cmd.argv[0] == sys.executable and len(words) > 1 else words[0]
-    stem = Path(script).stem or f"bot{index + 1}"
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", stem)
+    program = Path(cmd.argv[0])
+    target = program
+    if (cmd.argv[0] == sys.executable or INTERPRETERS.match(program.name)) and len(words) > 1:
+        target = Path(words[1])
+    stem = target.stem
+    if stem in ("bot", "main", "index") and target.parent.name:
+        stem = target.parent.name
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", stem) or f"bot{index + 1}"
 
 
 def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
@@ -126,6 +137,20 @@ _RULE_FLAGS = {
     "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
     "pyramid", "hand_size",
 }
+_BOOL_FLAGS = {"voluntary_draw", "crazy_card", "plus3_rule", "pyramid"}
+
+
+def rule_flag_error(name: str, value: object) -> str | None:
+    """What is wrong with the rule flag ``name`` = ``value``, or None when it is usable
+    (the rules core checks ranges; this checks names and types)."""
+    if name not in _RULE_FLAGS:
+        return f"unknown rule flag (known: {', '.join(sorted(_RULE_FLAGS))})"
+    if name in _BOOL_FLAGS:
+        if not isinstance(value, bool):
+            return f"must be true or false, not {value!r}"
+    elif not isinstance(value, int) or isinstance(value, bool):
+        return f"must be an integer, not {value!r}"
+    return None
 
 
 class _Locator:
@@ -135,8 +160,12 @@ class _Locator:
         self.lines = text.splitlines()
 
     def line_of(self, section: str, key: str | None = None, index: int = 0) -> int | None:
+        """The line of ``key`` in the ``index``-th ``[section]`` (or ``[[section]]``) table;
+        the table's header line when the key is not written there (a missing key); the
+        line of ``section = ...`` when the section is a top-level key."""
         current = ""
         seen = -1
+        header_line = None
         for number, raw in enumerate(self.lines, 1):
             line = raw.strip()
             header = re.match(r"^\[\[?\s*([A-Za-z0-9_.\"-]+)\s*\]\]?", line)
@@ -144,29 +173,55 @@ class _Locator:
                 current = header.group(1)
                 if current == section:
                     seen += 1
-                    if key is None and seen == index:
-                        return number
+                    if seen == index:
+                        header_line = number
+                        if key is None:
+                            return number
+                elif (
+                    key is not None and seen == index and current == f"{section}.{key}"
+                ):  # a sub-table such as [bots.limits]
+                    return number
                 continue
-            if (
-                current == section
-                and seen == index
-                and key is not None
-                and re.match(rf"^\"?{re.escape(key)}\"?\s*=", line)
-            ):
+            if current == "" and _assigns(line, section):
                 return number
-        return None
+            if current == section and seen == index and key is not None and _assigns(line, key):
+                return number
+        return header_line
+
+
+def _assigns(line: str, key: str) -> bool:
+    """Whether a TOML line assigns ``key`` (plain, quoted or dotted)."""
+    return re.match(rf"^([\"']?){re.escape(key)}\1\s*(=|\.)", line) is not None
+
+
+def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> SettingsError:
+    """A TOML syntax error with its line number and the text of that line."""
+    message = str(exc)
+    lines = text.splitlines()
+    match = re.search(r"\(at line (\d+), column \d+\)", message)
+    if match:
+        number = int(match.group(1))
+    elif "end of document" in message:
+        number = len(lines)
+    else:
+        return SettingsError(f"{path}: TOML syntax error: {message}")
+    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+    shown = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    return SettingsError(f"{path}:{number}: TOML syntax error: {message}: {shown!r}")
 
 
 def load_league(path: str | Path) -> LeagueConfig:
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SettingsError(f"cannot read league file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: not a UTF-8 text file") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{path}: {exc}") from None
+        raise _syntax_error(path, text, exc) from None
     return _parse_league(path, data, _Locator(text))
 
 
@@ -179,9 +234,15 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
             label = f"[[bots]] #{index + 1}" + (f" {key}" if key else "")
         return SettingsError(f"{at}: {label}: {message}")
 
-    for section in data:
+    for section, value in data.items():
         if section not in ("league", "time", "bots", "rules"):
-            raise fail(section, None, "unknown section (known: league, time, rules, bots)")
+            line = where.line_of(section)
+            at = f"{path}:{line}" if line else str(path)
+            what = "section" if isinstance(value, dict | list) else "top-level key"
+            raise SettingsError(
+                f"{at}: {section}: unknown {what} (known sections: league, time, rules, bots;"
+                " settings such as seed go under [league])"
+            )
     league = _table(data, "league", fail)
     for key in league:
         if key not in _LEAGUE_KEYS:
@@ -214,15 +275,17 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
 
     preset = league.get("rules", "super-taki-2018")
     flags = _table(data, "rules", fail)
-    for key in flags:
-        if key not in _RULE_FLAGS:
-            raise fail("rules", key, f"unknown rule flag (known: {', '.join(sorted(_RULE_FLAGS))})")
+    for key, value in flags.items():
+        problem = rule_flag_error(key, value)
+        if problem is not None:
+            raise fail("rules", key, problem)
     if preset not in PRESETS:
         raise fail("league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
     try:
         kwargs["rules"] = Rules.preset(preset, **flags)
     except (TypeError, ValueError) as exc:
-        raise fail("rules", None, str(exc)) from None
+        culprit = next((k for k in flags if k in str(exc)), None)
+        raise fail("rules", culprit, str(exc)) from None
 
     time = _table(data, "time", fail)
     for key, value in time.items():
@@ -237,7 +300,13 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise fail("time", culprit, str(exc)) from None
 
     raw_bots = data.get("bots", [])
-    if not isinstance(raw_bots, list) or not raw_bots:
+    if not isinstance(raw_bots, list):
+        line = where.line_of("bots")
+        raise SettingsError(
+            f"{path}:{line}: bots: must be an array of tables (one [[bots]] table per bot)"
+            if line else f"{path}: bots: must be an array of tables (one [[bots]] table per bot)"
+        )
+    if not raw_bots:
         raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
     bots = []
     for i, entry in enumerate(raw_bots):
@@ -261,6 +330,8 @@ def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
 
 
 def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
+    if not isinstance(entry, dict):
+        raise fail("bots", None, "must be a table with a name and a command", i)
     for key in entry:
         if key not in _BOT_KEYS:
             raise fail("bots", key, f"unknown key (known: {', '.join(sorted(_BOT_KEYS))})", i)
@@ -290,6 +361,9 @@ def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
             raise fail("bots", "limits", f"unknown limit {key!r}", i)
     try:
         limits = ResourceLimits(**limits_raw)
+    except (TypeError, ValueError) as exc:
+        raise fail("bots", "limits", str(exc), i) from None
+    try:
         cmd = make_command(command, cwd=cwd, env=env, limits=limits)
     except (TypeError, ValueError) as exc:
         raise fail("bots", "command", str(exc), i) from None
