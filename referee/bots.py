@@ -38,6 +38,8 @@ from .settings import BotSpec
 REFEREE_ID = f"taki-referee {__version__}"
 #: How long a goodbye (an error or shutdown message) may take to write.
 GOODBYE_S = 0.2
+#: How long a bot told to shut down has to exit by itself before it is killed.
+SHUTDOWN_WAIT_S = 0.5
 
 
 class BotConnection:
@@ -68,7 +70,11 @@ class BotConnection:
         with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
             await self.process.send(data)
         if scope.cancelled_caught:
-            raise BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
+            # Part of the message may have been written: nothing can follow it, so the
+            # connection is done for, whatever the fault policy.
+            fault = BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
+            self.fault = self.fault or fault
+            raise fault
 
     async def receive(self) -> Message:
         """The next message from the bot (no deadline: callers set one)."""
@@ -91,7 +97,9 @@ class BotConnection:
             return message
 
     async def _wait_exit(self) -> None:
-        with trio.move_on_after(0.5):
+        # Shielded: a request deadline passing meanwhile must not turn the crash that
+        # was already seen into a timeout.
+        with trio.CancelScope(shield=True), trio.move_on_after(0.5):
             await self.process.wait()
 
     async def handshake(self, deadline_ms: int) -> BotHello:
@@ -135,18 +143,22 @@ class BotConnection:
 
     async def fail(self, fault: BotFault) -> None:
         """Tell the bot why it forfeits (when its input is still open), then stop it."""
+        cut = self.fault is not None  # only a send that timed out sets it before
         self.fault = fault
-        if self.process.returncode is None:
+        if self.process.returncode is None and not cut:
             with contextlib.suppress(BotFault, ProtocolError):
                 reason = cast(ForfeitReason, fault.reason)
                 await self.send(Error(reason=reason, message=fault.detail), GOODBYE_S)
         await self.process.kill()
 
     async def shutdown(self) -> None:
-        """Say goodbye to a healthy bot; the process is killed by the caller's cleanup."""
+        """Say goodbye to a healthy bot and give it :data:`SHUTDOWN_WAIT_S` to exit by
+        itself (PROTOCOL.md, section 3.6); the caller's cleanup kills what remains."""
         if self.alive and not self.codec.finished:
             with contextlib.suppress(BotFault, ProtocolError):
                 await self.send(Shutdown(), GOODBYE_S)
+                with trio.move_on_after(SHUTDOWN_WAIT_S):
+                    await self.process.wait()
 
 
 @contextlib.asynccontextmanager

@@ -28,7 +28,6 @@ from taki_protocol import Forfeit as WireForfeit
 from taki_protocol import Rules as WireRules
 from taki_protocol import TimeControl as WireTime
 
-from . import faults
 from .bots import BotConnection, open_bot
 from .clock import SeatClock, TimeControl
 from .faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
@@ -121,12 +120,21 @@ class BotSlot:
         self.starts = 0
         self._stop: trio.Event | None = None
 
-    async def ready(self) -> BotConnection | None:
-        """A live connection, (re)starting the bot if needed; None if it cannot play."""
-        if self.conn is not None and self.conn.alive:
-            return self.conn
-        if self.conn is not None and not self.settings.restart:
-            return None
+    async def ready(self) -> BotConnection | BotFault:
+        """The bot's connection for the next game, (re)starting the bot if needed.
+
+        A bot that failed its handshake comes back with its ``fault`` set, so that the
+        game forfeits it with that fault's reason. A bot that stopped in an earlier game
+        while restarts are off cannot play: the fault to forfeit it with comes back."""
+        conn = self.conn
+        if conn is not None and conn.alive:
+            return conn
+        if conn is not None and not self.settings.restart:
+            why = conn.fault if conn.fault is not None else BotCrashed(conn.describe_exit())
+            return BotCrashed(
+                f"the bot is not restarted after it stopped in an earlier game"
+                f" ({why.reason}: {why.detail})"
+            )
         self.stop()
         log_dir = self.settings.log_dir
         stderr_path = None
@@ -137,7 +145,7 @@ class BotSlot:
         self.starts += 1
         self._stop = trio.Event()
         self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
-        return self.conn if self.conn.alive else None
+        return self.conn
 
     async def _host(
         self,
@@ -172,11 +180,18 @@ class GameReferee:
     def __init__(
         self,
         game: ScheduledGame,
-        conns: Sequence[BotConnection | None],
+        conns: Sequence[BotConnection | BotFault | None],
         settings: MatchSettings,
     ) -> None:
+        """``conns`` holds each seat's bot: a connection, or the fault that keeps the
+        seat's bot from playing (None: the bot is not running)."""
         self.game = game
-        self.conns = list(conns)
+        self.unavailable: dict[int, BotFault] = {
+            seat: BotCrashed("the bot is not running") if conn is None else conn
+            for seat, conn in enumerate(conns)
+            if not isinstance(conn, BotConnection)
+        }
+        self.conns = [conn if isinstance(conn, BotConnection) else None for conn in conns]
         self.settings = settings
         n = len(game.seats)
         self.state: GameState = new_game(n, game.seed, settings.rules)
@@ -196,11 +211,23 @@ class GameReferee:
         if conn is not None:
             await conn.fail(fault)
 
+    def _fault_of(self, seat: int) -> BotFault:
+        """Why the bot of a seat that cannot be asked anything cannot be."""
+        conn = self.conns[seat]
+        if conn is None:
+            return self.unavailable[seat]
+        if conn.fault is not None:
+            return conn.fault
+        return BotCrashed(conn.describe_exit())
+
     def _strike(self, seat: int, fault: BotFault) -> bool:
         """With the strikes policy, absorb a timeout or illegal answer (True)."""
         if self.settings.fault_policy != "strikes":
             return False
         if not isinstance(fault, BotTimeout | BotIllegalAction):
+            return False
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:  # e.g. its input was cut in the middle of a message
             return False
         self.strikes[seat] += 1
         return self.strikes[seat] < self.settings.strikes
@@ -211,10 +238,7 @@ class GameReferee:
         state = self.state
         for seat, conn in enumerate(self.conns):
             if conn is None or not conn.alive:
-                detail = "the bot is not running" if conn is None else str(conn.fault)
-                reason = conn.fault.reason if conn is not None and conn.fault else "crash"
-                fault = _fault(reason, detail)
-                await self._forfeit(seat, fault)
+                await self._forfeit(seat, self._fault_of(seat))
                 continue
             try:
                 await conn.send(self._game_start(seat), timeout_s=1.0)
@@ -258,7 +282,7 @@ class GameReferee:
         """One request to one seat; returns its choice or the fault it committed."""
         conn = self.conns[seat]
         if conn is None or not conn.alive:
-            return BotCrashed("the bot is not running")
+            return self._fault_of(seat)
         legal = list(self.state.legal_actions(seat))
         clock = self.clocks[seat]
         wire_legal = [a.to_wire() for a in legal]
@@ -363,12 +387,6 @@ def _wire_forfeit(result: GameResult, seat: int) -> WireForfeit | None:
     return None
 
 
-def _fault(reason: str, detail: str) -> BotFault:
-    cls = {c.reason: c for c in (BotTimeout, BotCrashed, faults.BotProtocolError,
-                                 BotIllegalAction)}.get(reason, BotCrashed)
-    return cls(detail)
-
-
 def outcome_of(
     game: ScheduledGame, result: GameResult, replay: Path | None
 ) -> GameOutcome:
@@ -389,8 +407,47 @@ async def play_block(
 ) -> list[GameOutcome]:
     """Play ``games`` (all between the given bots) with one process per bot, started
     once and restarted after a crash when the settings allow it. ``games`` may be a
-    generator: it is consumed one game at a time, so several blocks can share one."""
-    outcomes = []
+    generator: it is consumed one game at a time, so several blocks can share one.
+
+    Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
+    group of the nursery that hosts the bots."""
+    outcomes: list[GameOutcome] = []
+    try:
+        await _play_games(games, bots, settings, on_game, match_name, outcomes)
+    except BaseExceptionGroup as group:
+        raised = _unwrap(group)
+    else:
+        return outcomes
+    raise raised
+
+
+def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a group stands for: its KeyboardInterrupt if it holds one, its
+    only exception if it holds one; otherwise the group itself."""
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            leaves.append(exc)
+
+    walk(group)
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt):
+            return leaf
+    return leaves[0] if len(leaves) == 1 else group
+
+
+async def _play_games(
+    games: Iterable[ScheduledGame],
+    bots: Sequence[BotSpec],
+    settings: MatchSettings,
+    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None,
+    match_name: str,
+    outcomes: list[GameOutcome],
+) -> None:
     async with trio.open_nursery() as nursery:
         slots = {
             b.name: BotSlot(b, settings, safe_filename(match_name), nursery) for b in bots
@@ -414,4 +471,3 @@ async def play_block(
         finally:
             for slot in slots.values():
                 slot.stop()
-    return outcomes

@@ -1,0 +1,317 @@
+"""Games against hostile bots: every game ends, the hostile seat forfeits with the right
+reason, the other bots finish normally, replays verify and no process is left behind.
+
+Each test runs real bot processes (tests/hostile_bots/ and sample_bots/random_bot.py)
+with short time controls, so that a silent bot costs a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from unittest.mock import ANY
+
+import psutil
+import pytest
+import trio
+
+from referee.cli_match import match_games
+from referee.clock import TimeControl
+from referee.match import GameOutcome, MatchSettings, play_block
+from referee.process import DEFAULT_STDERR_CAP_BYTES, BotCommand
+from referee.replay import Replay, verify
+from referee.settings import BotSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = Path(__file__).resolve().parent / "hostile_bots"
+RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
+CLI = Path(sys.executable).parent / "taki-referee"
+
+FAST = TimeControl(move_ms=300, reaction_ms=300, startup_ms=2000)
+
+
+def hostile(script: str, *args: str, name: str = "hostile") -> BotSpec:
+    return BotSpec(name, BotCommand((sys.executable, str(HOSTILE / f"{script}.py"), *args)))
+
+
+def random_bot(index: int) -> BotSpec:
+    return BotSpec(f"random{index}", BotCommand((sys.executable, str(RANDOM_BOT), str(index))))
+
+
+def live_children() -> list[psutil.Process]:
+    """Descendants of the test process that exist in any state (zombies included)."""
+    out = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            child.status()
+        except psutil.NoSuchProcess:
+            continue
+        out.append(child)
+    return out
+
+
+def gone(pid: int) -> bool:
+    """A process that no longer runs. A zombie counts: once its parent (the bot) is dead,
+    reaping it is the job of init, not of the referee."""
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes() -> Iterator[None]:
+    assert live_children() == [], "a process was running before the test"
+    yield
+    assert live_children() == [], "the test left processes behind"
+
+
+async def play(
+    bots: Sequence[BotSpec],
+    tmp_path: Path,
+    games: int = 1,
+    seed: int = 1,
+    **settings: object,
+) -> list[GameOutcome]:
+    """Play ``games`` games, with replays, and check everything that must hold whatever
+    the bots did."""
+    config = MatchSettings(
+        time=settings.pop("time", FAST),  # type: ignore[arg-type]
+        replay_dir=tmp_path / "replays",
+        log_dir=tmp_path / "logs",
+        **settings,  # type: ignore[arg-type]
+    )
+    schedule = match_games([b.name for b in bots], games, seed)
+    with trio.fail_after(30):
+        outcomes = await play_block(schedule, bots, config, match_name="m")
+    assert len(outcomes) == games
+    for outcome in outcomes:
+        assert outcome.reason in ("win", "last_standing", "limit")
+        assert outcome.replay is not None
+        result = verify(Replay.load(outcome.replay))
+        assert [s.place for s in outcome.seats] == list(result.places)
+        assert outcome.actions == result.actions
+    return outcomes
+
+
+def forfeits(outcome: GameOutcome) -> dict[str, tuple[str, str] | None]:
+    return {seat.bot: seat.forfeit for seat in outcome.seats}
+
+
+def seat_log(outcome: GameOutcome, bot: str) -> list[dict[str, Any]]:
+    """The replay entries of ``bot``'s seat: its actions and its forfeit."""
+    assert outcome.replay is not None
+    seat = next(s.seat for s in outcome.seats if s.bot == bot)
+    log = Replay.load(outcome.replay).log
+    return [e for e in log if e.get("seat") == seat or e.get("forfeit") == seat]
+
+
+def check_forfeit(outcomes: Sequence[GameOutcome], reason: str, bot: str = "hostile") -> str:
+    """The hostile bot forfeited every game with ``reason``, and nobody else forfeited.
+    Returns the detail of the first forfeit."""
+    details = []
+    for outcome in outcomes:
+        seen = forfeits(outcome)
+        for name, forfeit in seen.items():
+            if name == bot:
+                assert forfeit is not None, f"{bot} did not forfeit: {outcome}"
+                assert forfeit[0] == reason, forfeit
+                details.append(forfeit[1])
+            else:
+                assert forfeit is None, f"{name} forfeited: {forfeit}"
+        places = {seat.bot: seat.place for seat in outcome.seats}
+        assert places[bot] == len(outcome.seats)
+    return details[0]
+
+
+# ----------------------------------------------------------------------------- faults
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "reason", "detail"),
+    [
+        ("exit_at_start", (), "crash", "exited with status 3"),
+        ("exit_mid_game", ("3",), "crash", "exited with status 2"),
+        ("sleep_forever", ("3",), "timeout", "no answer within"),
+        ("garbage", ("3",), "protocol", "msgpack map"),
+        ("huge_string", ("3",), "protocol", "2147483648"),
+        ("extra_answer", ("1",), "protocol", "answer for request"),
+        ("illegal", ("2",), "illegal", "not an index"),
+        ("wrong_id", ("3",), "protocol", "answer for request"),
+        ("wrong_version", (), "protocol", "protocol version"),
+    ],
+)
+async def test_hostile_bot_forfeits(
+    script: str, args: tuple[str, ...], reason: str, detail: str, tmp_path: Path
+) -> None:
+    start = trio.current_time()
+    outcomes = await play([hostile(script, *args), random_bot(1)], tmp_path)
+    text = check_forfeit(outcomes, reason)
+    assert detail in text
+    assert trio.current_time() - start < 5
+
+
+async def test_hostile_bot_among_three(tmp_path: Path) -> None:
+    """With two other bots, the game goes on after the forfeit and ends normally."""
+    bots = [random_bot(1), hostile("sleep_forever", "2"), random_bot(2)]
+    outcomes = await play(bots, tmp_path, games=3)
+    check_forfeit(outcomes, "timeout")
+    for outcome in outcomes:
+        assert outcome.reason == "win"
+
+
+@pytest.mark.parametrize("mode", ["exit", "hang"])
+async def test_forked_child_holding_the_pipes(mode: str, tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    bot = hostile("fork_child", mode, str(pidfile), "3")
+    outcomes = await play([bot, random_bot(1)], tmp_path)
+    check_forfeit(outcomes, "crash" if mode == "exit" else "timeout")
+    child = int(pidfile.read_text())
+    assert gone(child)
+
+
+async def test_stderr_flood_is_drained_and_capped(tmp_path: Path) -> None:
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=5000)
+    outcomes = await play([hostile("stderr_flood", "24"), random_bot(1)], tmp_path, time=time)
+    assert all(f is None for f in forfeits(outcomes[0]).values())
+    (log,) = (tmp_path / "logs").glob("m-hostile*.log")
+    data = log.read_bytes()
+    note = f"[... stderr truncated after {DEFAULT_STDERR_CAP_BYTES} bytes ...]\n".encode()
+    assert data.endswith(note)
+    assert len(data) <= DEFAULT_STDERR_CAP_BYTES + len(note) + 1
+
+
+# ---------------------------------------------------------------------------- strikes
+
+
+async def test_strikes_absorb_illegal_answers_until_the_last(tmp_path: Path) -> None:
+    outcomes = await play(
+        [hostile("illegal", "1"), random_bot(1)], tmp_path, fault_policy="strikes", strikes=3
+    )
+    check_forfeit(outcomes, "illegal")
+    mine = seat_log(outcomes[0], "hostile")
+    # Two default actions (strikes 1 and 2), then the third strike forfeits.
+    assert len(mine) == 3
+    assert "forfeit" in mine[2] and "action" in mine[0] and "action" in mine[1]
+
+
+async def test_strikes_absorb_timeouts_until_the_last(tmp_path: Path) -> None:
+    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=2000)
+    outcomes = await play(
+        [hostile("sleepy", "140"), random_bot(1)],
+        tmp_path,
+        time=time,
+        fault_policy="strikes",
+        strikes=2,
+    )
+    check_forfeit(outcomes, "timeout")
+    mine = seat_log(outcomes[0], "hostile")
+    assert len(mine) == 2 and "forfeit" in mine[1]
+
+
+async def test_strikes_policy_still_forfeits_a_protocol_fault(tmp_path: Path) -> None:
+    outcomes = await play(
+        [hostile("garbage", "2"), random_bot(1)], tmp_path, fault_policy="strikes", strikes=5
+    )
+    check_forfeit(outcomes, "protocol")
+
+
+# ---------------------------------------------------------------------------- restart
+
+
+def started_logs(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "logs").glob("m-hostile*.log"))
+
+
+async def test_crashed_bot_is_restarted_for_the_next_game(tmp_path: Path) -> None:
+    outcomes = await play([hostile("exit_mid_game", "2"), random_bot(1)], tmp_path, games=3)
+    details = [forfeits(o)["hostile"] for o in outcomes]
+    assert all(d is not None and d[0] == "crash" and "status 2" in d[1] for d in details)
+    assert len(started_logs(tmp_path)) == 3  # one process per game
+    for outcome in outcomes:  # each process played its two requests, then crashed
+        assert [e for e in seat_log(outcome, "hostile") if "action" in e] == 2 * [ANY]
+
+
+async def test_crashed_bot_is_not_restarted_when_restart_is_off(tmp_path: Path) -> None:
+    outcomes = await play(
+        [hostile("exit_mid_game", "2"), random_bot(1)], tmp_path, games=3, restart=False
+    )
+    check_forfeit(outcomes, "crash")
+    assert len(started_logs(tmp_path)) == 1
+    for outcome in outcomes[1:]:  # forfeited before it could act
+        detail = forfeits(outcome)["hostile"]
+        assert detail is not None and "not restarted" in detail[1]
+        assert outcome.actions == 0
+
+
+async def test_handshake_fault_keeps_its_reason_on_restart(tmp_path: Path) -> None:
+    outcomes = await play([hostile("wrong_version"), random_bot(1)], tmp_path, games=2)
+    check_forfeit(outcomes, "protocol")
+    assert len(started_logs(tmp_path)) == 2
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+async def test_start_error_propagates_unwrapped(tmp_path: Path) -> None:
+    from referee.faults import BotStartError
+
+    missing = BotSpec("missing", BotCommand((str(tmp_path / "no-such-bot"),)))
+    with pytest.raises(BotStartError):
+        await play([missing, random_bot(1)], tmp_path)
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+
+async def test_keyboard_interrupt_propagates_unwrapped(tmp_path: Path) -> None:
+    """Not inside the exception group of the nursery that hosts the bots, so that the
+    command line can tell an interrupt from a crash."""
+
+    def interrupt(outcome: GameOutcome) -> None:
+        raise KeyboardInterrupt
+
+    schedule = match_games(["random1", "random2"], 2, 0)
+    with pytest.raises(KeyboardInterrupt):
+        await play_block(
+            schedule, [random_bot(1), random_bot(2)], MatchSettings(time=FAST), on_game=interrupt
+        )
+
+
+def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
+    sleepy = f"python {HOSTILE / 'sleepy.py'} 100"
+    proc = subprocess.Popen(
+        [str(CLI), "match", sleepy, sleepy, "--games", "20", "--log-dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    try:
+        referee = psutil.Process(proc.pid)
+        deadline = time.monotonic() + 10
+        bots: list[psutil.Process] = []
+        while len(bots) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            bots = referee.children()
+        assert len(bots) == 2, "the bots did not start"
+        time.sleep(0.5)  # in the middle of a game
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, err = proc.communicate(timeout=10)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err.decode(errors="replace")
+    assert b"Traceback" not in err
+    assert took < 2
+    for bot in bots:
+        assert not bot.is_running() or bot.status() == psutil.STATUS_ZOMBIE
