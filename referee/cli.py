@@ -135,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
     verify = replay_sub.add_parser("verify", help="re-play replays and check their results")
     verify.add_argument("files", type=Path, nargs="+")
+    render = replay_sub.add_parser("render", help="a replay as a self-contained HTML page")
+    render.add_argument("file", type=Path)
+    render.add_argument("-o", "--output", type=Path, default=None,
+                        help="the page to write (default: FILE with .html)")
+
+    report = sub.add_parser("report", help="an HTML league report from a results database")
+    report.add_argument("db", type=Path)
+    report.add_argument("-o", "--output", type=Path, default=Path("report.html"),
+                        help="the page to write (default report.html)")
+    report.add_argument("--points", type=int, default=20,
+                        help="points of the rating-over-games chart (default 20)")
     return parser
 
 
@@ -159,7 +170,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .cli_sprt import run_sprt_command
 
             return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
+        if args.command == "report":
+            from .report import report_command
+
+            return report_command(args)
         if args.command == "replay":
+            if args.replay_command == "render":
+                from .render import render_command
+
+                return render_command(args)
             return _replay_verify(args)
     except (UsageError, SettingsError, BotStartError) as exc:
         err.print(f"[bold red]taki-referee:[/] {exc}", highlight=False)
