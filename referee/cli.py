@@ -11,12 +11,14 @@ from typing import Any
 
 import trio
 from rich.console import Console
+from rich.markup import escape
 
 from . import __version__
 from .clock import TimeControl
 from .faults import BotStartError
 from .rules import PRESETS, Rules
-from .settings import SettingsError
+from .settings import SettingsError, rule_flag_error
+from .store import StoreError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -24,6 +26,10 @@ EXIT_INTERRUPTED = 130
 
 class UsageError(Exception):
     """A command-line mistake: printed without a traceback, exit status 2."""
+
+
+#: Mistakes the user can fix: reported in one line, exit status 2.
+USER_ERRORS: tuple[type[Exception], ...] = (UsageError, SettingsError, BotStartError, StoreError)
 
 
 def _time_args(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +74,9 @@ def _rules(args: argparse.Namespace) -> Rules:
             flags[name] = json.loads(value)
         except json.JSONDecodeError:
             raise UsageError(f"--flag {name}: {value!r} is not a JSON value") from None
+        problem = rule_flag_error(name, flags[name])
+        if problem is not None:
+            raise UsageError(f"--flag {name}: {problem}")
     try:
         return Rules.preset(args.rules, **flags)
     except (TypeError, ValueError) as exc:
@@ -152,58 +161,74 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
-        if args.command == "match":
-            from .cli_match import run_match_command
-
-            return trio.run(run_match_command, args, _rules(args), _time_control(args))
-        if args.command == "league":
-            from .cli_league import run_league_command
-
-            return trio.run(run_league_command, args)
-        if args.command == "ratings":
-            from .cli_league import ratings_command
-
-            return ratings_command(args)
-        if args.command == "sprt":
-            from .cli_sprt import run_sprt_command
-
-            return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
-        if args.command == "report":
-            from .report import report_command
-
-            return report_command(args)
-        if args.command == "replay":
-            if args.replay_command == "render":
-                from .render import render_command
-
-                return render_command(args)
-            return _replay_verify(args)
-    except (UsageError, SettingsError, BotStartError) as exc:
-        err.print(f"[bold red]taki-referee:[/] {exc}", highlight=False)
+        return _run(args)
+    except BaseException as exc:
+        # Trio wraps what a task raised in an exception group; unwrap it so that a
+        # user's mistake (a missing bot binary in a league or an SPRT run) is reported
+        # like anywhere else instead of as a traceback with exit status 1.
+        if _leaves(exc, (KeyboardInterrupt,)):
+            err.print("[yellow]interrupted[/]: every bot process was stopped")
+            return EXIT_INTERRUPTED
+        mistakes = _leaves(exc, USER_ERRORS)
+        if not mistakes or _leaves(exc, (BaseException,)) != mistakes:
+            raise
+        for message in dict.fromkeys(str(m) for m in mistakes):
+            err.print(f"[bold red]taki-referee:[/] {escape(message)}", highlight=False)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: every bot process was stopped")
-        return EXIT_INTERRUPTED
-    parser.error(f"unknown command {args.command}")
-    return EXIT_USAGE  # pragma: no cover
+
+
+def _leaves(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> list[BaseException]:
+    """The exceptions of the given kinds in ``exc``, looking inside exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner, kinds)]
+    return [exc] if isinstance(exc, kinds) else []
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "match":
+        from .cli_match import run_match_command
+
+        return trio.run(run_match_command, args, _rules(args), _time_control(args))
+    if args.command == "league":
+        from .cli_league import run_league_command
+
+        return trio.run(run_league_command, args)
+    if args.command == "ratings":
+        from .cli_league import ratings_command
+
+        return ratings_command(args)
+    if args.command == "sprt":
+        from .cli_sprt import run_sprt_command
+
+        return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
+    if args.command == "report":
+        from .report import report_command
+
+        return report_command(args)
+    assert args.command == "replay", args.command
+    if args.replay_command == "render":
+        from .render import render_command
+
+        return render_command(args)
+    return _replay_verify(args)
 
 
 def _replay_verify(args: argparse.Namespace) -> int:
     from .replay import Replay, ReplayError, verify
 
-    out = Console()
+    out = Console(soft_wrap=True)
     failures = 0
     for path in args.files:
         try:
             result = verify(Replay.load(path))
         except ReplayError as exc:
             failures += 1
-            out.print(f"[red]FAIL[/] {path}: {exc}", highlight=False)
+            out.print(f"[red]FAIL[/] {escape(str(path))}: {escape(str(exc))}", highlight=False)
             continue
         winner = "no winner" if result.winner is None else f"seat {result.winner} wins"
-        out.print(f"[green]ok[/]   {path}: {winner} after {result.actions} actions",
+        out.print(f"[green]ok[/]   {escape(str(path))}: {winner} after {result.actions} actions",
                   highlight=False)
     return 1 if failures else 0
 
