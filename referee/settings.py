@@ -260,6 +260,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise fail("league", "deals", "must be at least 1")
     if kwargs.get("concurrency", 1) < 1:
         raise fail("league", "concurrency", "must be at least 1")
+    if kwargs.get("strikes", 1) < 1:
+        raise fail("league", "strikes", "must be at least 1")
     if "restart" in league:
         if not isinstance(league["restart"], bool):
             raise fail("league", "restart", "must be true or false")
