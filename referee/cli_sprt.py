@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+import attrs
 from rich.console import Console
 
 from .clock import TimeControl
@@ -16,6 +17,10 @@ from .rules import Rules
 from .settings import parse_bot_arg
 from .sprt_run import run_sprt
 
+#: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the
+#: expected score rounds to exactly 0 or 1 and the likelihood ratio is undefined.
+MAX_ELO = 2000
+
 
 async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
     from .cli import UsageError
@@ -23,13 +28,18 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     new = parse_bot_arg(args.new, 0)
     old = parse_bot_arg(args.old, 1)
     if new.name == old.name:
-        old = parse_bot_arg(f"{old.name}-old={args.old}" if "=" not in args.old else args.old, 1)
+        old = attrs.evolve(old, name=f"{old.name}-old")
+    for flag, value in (("--elo0", args.elo0), ("--elo1", args.elo1)):
+        if not -MAX_ELO <= value <= MAX_ELO:  # also refuses nan and inf
+            raise UsageError(f"{flag} must be between -{MAX_ELO} and {MAX_ELO}, got {value}")
     try:
         sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
     except ValueError as exc:
         raise UsageError(f"bad SPRT bounds: {exc}") from None
     if args.max_games < 2:
         raise UsageError("--max-games must be at least 2 (one duplicate pair)")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
     settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
     concurrency = args.concurrency or os.cpu_count() or 1
     err = Console(stderr=True)
@@ -65,7 +75,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     else:
         if show:
             err.print()
-        console = Console()
+        console = Console(soft_wrap=True)
         console.print(f"{new.name} vs {old.name}: {outcome.games} games, {state.pairs} pairs, "
                       f"pentanomial {list(state.counts)}", highlight=False)
         console.print(f"Elo {estimate.elo:+.1f} (95% {estimate.ci95[0]:+.1f} .. "
