@@ -104,8 +104,8 @@ class ResultStore:
             self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
         elif row[0] != value:
             raise StoreError(
-                f"{self.path} holds results for a different {key} ({row[0]!r}, not {value!r}); "
-                "use another --db or the original settings"
+                f"{self.path} holds results for a different {key} "
+                f"({_difference(row[0], value)}); use another --db or the original settings"
             )
 
     def register_bots(self, bots: Sequence[tuple[str, str]]) -> None:
@@ -176,6 +176,22 @@ class ResultStore:
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+def _difference(stored: str, wanted: str) -> str:
+    """What differs between two ``name=value;name=value`` descriptions, e.g.
+    ``seed: 5 in the database, 6 now``; the whole values when they have another form."""
+    old = [part.partition("=") for part in stored.split(";")]
+    new = [part.partition("=") for part in wanted.split(";")]
+    if not all(sep for _, sep, _ in old + new):
+        return f"{stored!r} in the database, {wanted!r} now"
+    before = {name: value for name, _, value in old}
+    after = {name: value for name, _, value in new}
+    return "; ".join(
+        f"{name}: {before.get(name, '(none)')} in the database, {after.get(name, '(none)')} now"
+        for name in dict.fromkeys([*before, *after])
+        if before.get(name) != after.get(name)
+    )
 
 
 class _Transaction:
