@@ -103,7 +103,10 @@ async def run_league(
 
 
 def rated_games(store: ResultStore) -> list[RatedGame]:
+    """The stored games as rating input, in schedule-id order: the bootstrap draws blocks
+    by position, so the order in which concurrent games happened to finish must not
+    change the intervals."""
     return [
         RatedGame(places={s.bot: s.place for s in game.seats}, block=game.block)
-        for game in store.games()
+        for game in sorted(store.games(), key=lambda g: g.game_id)
     ]
