@@ -24,7 +24,7 @@ def apply_action(s: GameState, seat: int, action: Action, last_card: bool) -> No
     if phase == REACT:
         s.reactors.remove(seat)
         if kind == A.BREAK:
-            s.breakers.append(seat)
+            s.breakers.add(seat)
             if last_card:
                 s.react_declared.add(seat)
         if not s.reactors:
@@ -246,7 +246,7 @@ def _open_window(s: GameState, seat: int, chain: bool) -> None:
     s.window_seat = seat
     s.window_chain = chain
     s.reactors = s.seats_after(seat)
-    s.breakers = []
+    s.breakers = set()
     s.react_declared = set()
     if not s.reactors:
         _resolve_window(s)
@@ -329,8 +329,7 @@ def forfeit(s: GameState, seat: int, reason: str, detail: str) -> None:
     if s.phase == REACT:
         if seat in s.reactors:
             s.reactors.remove(seat)
-        if seat in s.breakers:
-            s.breakers.remove(seat)
+        s.breakers.discard(seat)
         if not s.reactors:
             _resolve_window(s)
     elif seat == s.turn:

@@ -31,6 +31,14 @@ _SNAPSHOT_FIELDS = (
 )  # fmt: skip
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, set):
+        return frozenset(value)
+    return value
+
+
 class GameState:
     """A Super Taki game in progress. Create it with :func:`new_game`."""
 
@@ -95,7 +103,7 @@ class GameState:
     window_seat: int
     window_chain: bool
     reactors: list[int]
-    breakers: list[int]
+    breakers: set[int]
     react_declared: set[int]
     stages: list[int] | None
     winner: int | None
@@ -191,7 +199,7 @@ class GameState:
         other.draw_pile = list(self.draw_pile)
         other.discard = list(self.discard)
         other.reactors = list(self.reactors)
-        other.breakers = list(self.breakers)
+        other.breakers = set(self.breakers)
         other.react_declared = set(self.react_declared)
         other.stages = None if self.stages is None else list(self.stages)
         other.forfeits = list(self.forfeits)
@@ -200,8 +208,9 @@ class GameState:
         return other
 
     def snapshot(self) -> tuple[Any, ...]:
-        """Everything that defines the state, as comparable plain data."""
-        fields = tuple(getattr(self, name) for name in _SNAPSHOT_FIELDS)
+        """Everything that defines the state, as comparable, immutable plain data: a
+        snapshot kept aside does not change as the game goes on."""
+        fields = tuple(_frozen(getattr(self, name)) for name in _SNAPSHOT_FIELDS)
         hands = tuple(tuple(sorted(h.items())) for h in self.hands)
         return (*fields, hands, self.rng.getstate())
 
@@ -347,7 +356,7 @@ def new_game(
     s.window_seat = -1
     s.window_chain = False
     s.reactors = []
-    s.breakers = []
+    s.breakers = set()
     s.react_declared = set()
     s.stages = [rules.hand_size] * players if rules.pyramid else None
     s.winner = None

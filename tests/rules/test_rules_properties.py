@@ -477,10 +477,6 @@ def test_views_reveal_nothing_hidden(params: dict[str, Any]) -> None:
         check_view_private(game, seat, rng, since=0 if seat < 2 else None)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="snapshot() holds the state's live lists (sizes, discard pile, events, ...)",
-)
 def test_a_snapshot_stays_as_it_was_taken() -> None:
     """A snapshot is plain data: playing on must not change one taken before."""
     game = new_game(2, 1)
