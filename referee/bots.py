@@ -63,18 +63,21 @@ class BotConnection:
         status = self.process.status()
         return f"the bot {status}" + (f"; its last stderr lines:\n{tail}" if tail else "")
 
-    async def send(self, message: Message, timeout_s: float | None = None) -> None:
+    async def send(self, message: Message, timeout_s: float | None = None) -> float:
         """Write one message; a dead bot raises BotCrashed, a full pipe past
-        ``timeout_s`` raises BotTimeout."""
+        ``timeout_s`` raises BotTimeout. Returns the time (Trio's clock) the write
+        began."""
         data = self.codec.send(message)
+        started = trio.current_time()
         with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
-            await self.process.send(data)
+            started = await self.process.send(data)
         if scope.cancelled_caught:
             # Part of the message may have been written: nothing can follow it, so the
             # connection is done for, whatever the fault policy.
             fault = BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
             self.fault = self.fault or fault
             raise fault
+        return started
 
     async def receive(self) -> Message:
         """The next message from the bot (no deadline: callers set one)."""
@@ -122,11 +125,12 @@ class BotConnection:
         """Send a request and wait for its answer until the deadline.
 
         Returns the answer and the time it took in milliseconds, measured on the
-        monotonic clock from the moment the request was written to the moment the
-        answer was complete."""
+        monotonic clock from the moment the request was handed to the pipe to the
+        moment the answer was complete. (Taking the start after the write instead
+        would leave out any time the referee is preempted right after it, typically
+        by the bot it just woke up on a busy machine.)"""
         deadline_s = deadline_ms / 1000
-        await self.send(message, timeout_s=deadline_s)
-        start = trio.current_time()
+        start = await self.send(message, timeout_s=deadline_s)
         with trio.move_on_at(start + deadline_s) as scope:
             reply = await self.receive()
         elapsed_ms = (trio.current_time() - start) * 1000

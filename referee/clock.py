@@ -38,12 +38,15 @@ import attrs
 
 __all__ = ["DEFAULT_GRACE_MS", "Charge", "SeatClock", "TimeControl"]
 
-DEFAULT_GRACE_MS = 20
+DEFAULT_GRACE_MS = 5
 """Default slack on every hard deadline, in milliseconds.
 
-Twenty milliseconds comfortably covers a pipe round trip and the referee's own
-scheduling on a busy machine, while staying small against the default
-one-second allowance.
+Five milliseconds cover a pipe round trip and the referee's own scheduling with
+two matches running at once on a two-core machine, while keeping the limit
+sharp: a bot that answers 10 ms after its limit is always late, and one that
+answers 20 ms before it never is (``benchmarks/time_precision.py`` measures
+both). A machine loaded well beyond its cores delays processes by more than
+that; give such runs a larger ``grace_ms``.
 """
 
 
