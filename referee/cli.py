@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     league.add_argument("--log-dir", type=Path, default=Path("logs"),
                         help="bot stderr logs (default ./logs)")
+    league.add_argument("--dask", metavar="SCHEDULER", default=None,
+                        help="play the games on the Dask cluster of this scheduler "
+                             "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "
+                             "overrides [league] executor; needs taki-referee[dask]")
 
     ratings = sub.add_parser("ratings", help="ratings from an existing results database")
     ratings.add_argument("db", type=Path)

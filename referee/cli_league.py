@@ -11,9 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from .cli_match import progress_bar
-from .league import league_size, rated_games, run_league
+from .dask_executor import ClusterError, DaskExecutor
+from .league import Executor, executor_for, league_size, rated_games, run_league
 from .ratings import RatingReport, rate
-from .settings import load_league
+from .settings import LeagueConfig, load_league
 from .store import ResultStore, StoreError
 
 
@@ -71,8 +72,21 @@ def _rate(store: ResultStore, anchor: str | None = None, anchor_elo: float = 150
     return rate(games, anchor=anchor, anchor_elo=anchor_elo, resamples=200, seed=0)
 
 
+def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
+    """Where the games are played: ``--dask``, else the league file's ``executor``."""
+    from .cli import UsageError
+
+    try:
+        if args.dask is not None:
+            return DaskExecutor(args.dask)
+        return executor_for(config)
+    except ClusterError as exc:
+        raise UsageError(str(exc)) from None
+
+
 async def run_league_command(args: argparse.Namespace) -> int:
     config = load_league(args.file)
+    executor = _executor(args, config)
     try:
         store = ResultStore(args.db)
     except StoreError as exc:
@@ -91,8 +105,8 @@ async def run_league_command(args: argparse.Namespace) -> int:
                 for _ in range(min(already, total)):
                     advance()
                 await run_league(config, store, log_dir=args.log_dir,
-                                 on_game=lambda _: advance())
-        except StoreError as exc:
+                                 on_game=lambda _: advance(), executor=executor)
+        except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
         report = _rate(store)
         games = store.game_count()

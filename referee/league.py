@@ -2,19 +2,24 @@
 
 Running the same league again resumes it: games already in the database are skipped,
 and the games that were in flight when the referee died are played again.
+
+Where the games are played is up to an *executor*: :class:`LocalExecutor` plays blocks
+in this process, ``referee.dask_executor.DaskExecutor`` on the workers of a Dask
+cluster. Either way only this process writes the results database.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Protocol
 
 import trio
 
 from .match import GameOutcome, MatchSettings, play_block
 from .ratings import GameResult as RatedGame
 from .schedule import ScheduledGame, round_robin, total_games
-from .settings import LeagueConfig
+from .settings import BotSpec, LeagueConfig
 from .store import GameRecord, ResultStore, SeatRecord
 
 
@@ -64,41 +69,101 @@ def pending_blocks(config: LeagueConfig, done: set[str]) -> Iterator[list[Schedu
             yield remaining
 
 
+class LeagueJob:
+    """What an executor needs to play a league's blocks and hand back their games."""
+
+    def __init__(
+        self,
+        settings: MatchSettings,
+        bots: Mapping[str, BotSpec],
+        record: Callable[[GameOutcome], bool],
+        is_stored: Callable[[str], bool],
+    ) -> None:
+        self.settings = settings
+        #: The league's bots by name.
+        self.bots = bots
+        #: Store a finished game; False when the store already held it.
+        self.record = record
+        #: Whether the store holds the game with this id.
+        self.is_stored = is_stored
+
+
+class Executor(Protocol):
+    """Plays the blocks of a league and records every finished game with the job."""
+
+    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None: ...
+
+
+class LocalExecutor:
+    """Plays up to ``concurrency`` blocks at a time in this process."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+
+    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
+        slots = trio.Semaphore(self.concurrency)
+
+        def record(outcome: GameOutcome) -> None:
+            job.record(outcome)
+
+        async def run_block(games: list[ScheduledGame]) -> None:
+            try:
+                bots = [job.bots[name] for name in games[0].seats]
+                await play_block(
+                    games, bots, job.settings, on_game=record, match_name=games[0].block
+                )
+            finally:
+                slots.release()
+
+        async with trio.open_nursery() as nursery:
+            for block in blocks:
+                await slots.acquire()
+                nursery.start_soon(run_block, block)
+
+
+def executor_for(config: LeagueConfig) -> Executor:
+    """The executor that the league file asks for (``[league] executor``)."""
+    if config.executor == "local":
+        return LocalExecutor(config.concurrency)
+    from .dask_executor import DaskExecutor
+
+    return DaskExecutor(config.executor)
+
+
 async def run_league(
     config: LeagueConfig,
     store: ResultStore,
     *,
     log_dir: Path | None = None,
     on_game: Callable[[GameOutcome], None] | None = None,
+    executor: Executor | None = None,
 ) -> int:
     """Play every game of the league that the store does not hold yet; returns how many
-    games this run played."""
+    games this run stored. ``on_game`` is called for each newly stored game.
+    ``executor`` defaults to the one of the league file."""
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
     done = store.finished_ids()
-    settings = settings_for(config, log_dir)
-    specs = {b.name: b for b in config.bots}
-    slots = trio.Semaphore(config.concurrency)
+    if executor is None:
+        executor = executor_for(config)
     played = 0
 
-    def record(outcome: GameOutcome) -> None:
+    def record(outcome: GameOutcome) -> bool:
         nonlocal played
-        if store.record(record_of(outcome)):
-            played += 1
+        if not store.record(record_of(outcome)):
+            return False
+        played += 1
         if on_game is not None:
             on_game(outcome)
+        return True
 
-    async def run_block(games: list[ScheduledGame]) -> None:
-        try:
-            bots = [specs[name] for name in games[0].seats]
-            await play_block(games, bots, settings, on_game=record, match_name=games[0].block)
-        finally:
-            slots.release()
-
-    async with trio.open_nursery() as nursery:
-        for block in pending_blocks(config, done):
-            await slots.acquire()
-            nursery.start_soon(run_block, block)
+    job = LeagueJob(
+        settings=settings_for(config, log_dir),
+        bots={b.name: b for b in config.bots},
+        record=record,
+        is_stored=store.has_game,
+    )
+    await executor.play(job, pending_blocks(config, done))
     return played
 
 

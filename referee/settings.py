@@ -25,6 +25,8 @@ from .rules import PRESETS, Rules
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
 PYTHON_NAMES = ("python", "python3")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+#: ``[league] executor``: "local", or a Dask scheduler as ``dask://HOST:PORT``.
+DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 
 class SettingsError(Exception):
@@ -116,6 +118,8 @@ class LeagueConfig:
     restart: bool = True
     fault_policy: str = "forfeit"
     strikes: int = 3
+    #: Where the games are played: "local" or "dask://HOST:PORT".
+    executor: str = "local"
 
     def identity(self) -> str:
         """What must not change between two runs into the same database."""
@@ -128,7 +132,7 @@ class LeagueConfig:
 
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
-    "fault_policy", "strikes",
+    "fault_policy", "strikes", "executor",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
 _BOT_KEYS = {"name", "command", "cwd", "env", "limits"}
@@ -150,6 +154,21 @@ def rule_flag_error(name: str, value: object) -> str | None:
             return f"must be true or false, not {value!r}"
     elif not isinstance(value, int) or isinstance(value, bool):
         return f"must be an integer, not {value!r}"
+    return None
+
+
+def executor_error(value: object) -> str | None:
+    """What is wrong with an ``executor`` setting, or None when it is usable."""
+    usage = 'must be "local" or "dask://HOST:PORT" (a Dask scheduler)'
+    if not isinstance(value, str):
+        return f"{usage}, not {value!r}"
+    if value == "local":
+        return None
+    match = DASK_EXECUTOR.match(value)
+    if match is None:
+        return f"{usage}, not {value!r}"
+    if not 1 <= int(match.group(2)) <= 65535:
+        return f"port {match.group(2)} is not between 1 and 65535"
     return None
 
 
@@ -274,6 +293,11 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         if not isinstance(league["replay_dir"], str):
             raise fail("league", "replay_dir", "must be a path string")
         kwargs["replay_dir"] = path.parent / league["replay_dir"]
+    if "executor" in league:
+        problem = executor_error(league["executor"])
+        if problem is not None:
+            raise fail("league", "executor", problem)
+        kwargs["executor"] = league["executor"]
 
     preset = league.get("rules", "super-taki-2018")
     flags = _table(data, "rules", fail)

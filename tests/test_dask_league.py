@@ -1,0 +1,488 @@
+"""Leagues on a Dask cluster: a worker killed mid-league, the coordinator killed and
+restarted, bots that workers cannot start, and results delivered twice."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import trio
+from distributed import Client
+
+from referee.dask_executor import (
+    BlockTask,
+    ClusterError,
+    DaskExecutor,
+    WorkerBot,
+    deliver,
+    play_block_task,
+    scheduler_address,
+)
+from referee.league import (
+    LeagueJob,
+    league_size,
+    pending_blocks,
+    record_of,
+    run_league,
+    settings_for,
+)
+from referee.replay import Replay, verify
+from referee.settings import SettingsError, load_league
+from referee.store import ResultStore
+
+REPO = Path(__file__).resolve().parent.parent
+GREEDY = f"python {REPO / 'sample_bots' / 'greedy_bot.py'}"
+RANDOM = f"python {REPO / 'sample_bots' / 'random_bot.py'}"
+REFEREE = Path(sys.executable).with_name("taki-referee")
+
+
+#: A LocalCluster in a process of its own, so that this test process has no child
+#: left when the module ends (not even multiprocessing's resource tracker). It runs
+#: until its input closes.
+CLUSTER = """\
+import sys
+from distributed import LocalCluster
+
+with LocalCluster(
+    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+) as cluster:
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The scheduler address of a 2-worker LocalCluster (one thread per worker)."""
+    log = tmp_path_factory.mktemp("cluster") / "cluster.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, start_new_session=True,
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        address = proc.stdout.readline().decode().strip()
+        assert address.startswith("tcp://"), log.read_text()
+        yield address
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()
+
+
+@pytest.fixture
+def client(cluster: str) -> Iterator[Client]:
+    with Client(cluster, set_as_default=False) as client:
+        # A worker killed by an earlier test is restarted by its nanny.
+        client.wait_for_workers(2, timeout=30)
+        yield client
+
+
+def league_file(tmp_path: Path, *, deals: int, marker: str = "", bots: str = "",
+                league: str = "") -> Path:
+    env = f'env = {{ TAKI_TEST_MARKER = "{marker}" }}' if marker else ""
+    bots = bots or f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+{env}
+
+[[bots]]
+name = "random1"
+command = "{RANDOM} 1"
+{env}
+
+[[bots]]
+name = "random2"
+command = "{RANDOM} 2"
+{env}
+"""
+    path = tmp_path / "league.toml"
+    path.write_text(f"""\
+[league]
+table_size = 2
+deals = {deals}
+seed = 7
+concurrency = 2
+replay_dir = "replays"
+{league}
+
+[time]
+move_ms = 1000
+bank_ms = 10000
+increment_ms = 100
+
+{bots}
+""")
+    return path
+
+
+def count_games(db: Path) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def stored_ids(db: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return [row[0] for row in con.execute("SELECT game_id FROM games")]
+
+
+def check_exactly_once(db: Path, expected: set[str], seats: int = 2) -> None:
+    ids = stored_ids(db)
+    assert len(ids) == len(set(ids)) == len(expected)
+    assert set(ids) == expected
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("SELECT COUNT(*) FROM seats").fetchone() == (seats * len(ids),)
+        assert con.execute(
+            "SELECT COUNT(*) FROM seats WHERE forfeit_reason IS NOT NULL"
+        ).fetchone() == (0,)
+
+
+def marked_processes(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if proc.status() != psutil.STATUS_ZOMBIE and (
+                proc.environ().get("TAKI_TEST_MARKER") == marker
+            ):
+                found.append(proc)
+    return found
+
+
+# ------------------------------------------------------------- a worker dies
+
+
+async def test_a_worker_killed_mid_league(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    marker = uuid.uuid4().hex
+    config = load_league(league_file(tmp_path, deals=8, marker=marker))
+    total = league_size(config)
+    assert total == 48
+    pids: dict[str, int] = await trio.to_thread.run_sync(client.run, os.getpid)
+    victim_pid = sorted(pids.items())[0][1]
+    db = tmp_path / "dask.sqlite"
+    killed_at: list[int] = []
+
+    async def kill_a_worker() -> None:
+        while count_games(db) < 6:
+            await trio.sleep(0.01)
+        killed_at.append(count_games(db))
+        os.kill(victim_pid, signal.SIGKILL)
+
+    with ResultStore(db) as store:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(kill_a_worker)
+            played = await run_league(
+                config, store, log_dir=tmp_path / "logs",
+                executor=DaskExecutor(cluster),
+            )
+        assert played == store.game_count() == total
+        games = list(store.games())
+    assert killed_at and killed_at[0] < total
+    assert not psutil.pid_exists(victim_pid) or (
+        psutil.Process(victim_pid).status() == psutil.STATUS_ZOMBIE
+    )
+
+    # The same games as a local run, each stored once.
+    local_db = tmp_path / "local.sqlite"
+    with ResultStore(local_db) as store:
+        assert await run_league(config, store, log_dir=tmp_path / "local-logs") == total
+    check_exactly_once(db, set(stored_ids(local_db)))
+    assert set(stored_ids(local_db)) == {
+        g.game_id for block in pending_blocks(config, set()) for g in block
+    }
+
+    # The coordinator wrote every replay into the league's replay_dir, and each one
+    # re-plays to the stored result.
+    replays = tmp_path / "replays"
+    for game in games:
+        assert game.replay is not None
+        path = Path(game.replay)
+        assert path.parent == replays
+        result = verify(Replay.load(path))
+        assert result.places == tuple(s.place for s in game.seats)
+    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+
+    # The bots of the dead worker saw their input close and exited.
+    deadline = time.monotonic() + 10
+    while marked_processes(marker) and time.monotonic() < deadline:
+        await trio.sleep(0.05)
+    assert marked_processes(marker) == []
+
+
+# ------------------------------------------------------- the coordinator dies
+
+
+@contextlib.contextmanager
+def referee(*args: str, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [str(REFEREE), *args], cwd=cwd, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    with proc:
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def test_killed_coordinator_resumes(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=6)
+    config = load_league(path)
+    total = league_size(config)
+    db = tmp_path / "league.sqlite"
+    args = ("league", str(path), "--db", str(db), "--log-dir", str(tmp_path / "logs"),
+            "--json", "--dask", cluster)
+
+    with referee(*args, cwd=tmp_path) as first:
+        deadline = time.monotonic() + 60
+        while count_games(db) < 4:
+            assert first.poll() is None, first.stderr.read() if first.stderr else ""
+            assert time.monotonic() < deadline, "the league did not record any game"
+            time.sleep(0.01)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    assert 4 <= count_games(db) < total
+
+    with referee(*args, cwd=tmp_path) as second:
+        out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err.decode()
+    assert json.loads(out)["games"] == total
+    check_exactly_once(db, {g.game_id for block in pending_blocks(config, set()) for g in block})
+
+
+# --------------------------------------------------- bots a worker cannot start
+
+
+def test_a_bot_missing_on_every_worker_stops_the_league(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=2, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "ghost"
+command = "no-such-bot-binary --fast"
+""")
+    db = tmp_path / "r.sqlite"
+    result = subprocess.run(
+        [str(REFEREE), "league", str(path), "--db", str(db), "--log-dir",
+         str(tmp_path / "logs"), "--dask", cluster],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    message = " ".join(result.stderr.split())
+    assert "cannot start bot 'no-such-bot-binary --fast' on workers" in message
+    assert "every worker must be able to run every bot command" in message
+    for worker in client.nthreads():
+        assert worker in message
+    assert "Traceback" not in result.stderr
+    # Never a forfeit: the games of the ghost are not played at all.
+    assert count_games(db) == 0
+
+
+async def test_a_bot_missing_on_one_worker_is_played_on_another(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    # The bot is "./bin/bot": only the worker whose working directory holds it can start it.
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    script = home / "bin" / "bot"
+    random_bot = REPO / "sample_bots" / "random_bot.py"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {random_bot} 3\n")
+    script.chmod(0o755)
+    path = league_file(tmp_path, deals=4, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "local-only"
+command = "./bin/bot"
+""")
+    config = load_league(path)
+    workers = sorted(client.nthreads())
+    able, unable = workers
+    cwds: dict[str, str] = client.run(os.getcwd)
+    client.run(os.chdir, str(home), workers=[able])
+    executor = DaskExecutor(cluster)
+    try:
+        with ResultStore(tmp_path / "r.sqlite") as store:
+            played = await run_league(config, store, log_dir=tmp_path / "logs",
+                                      executor=executor)
+    finally:
+        client.run(os.chdir, cwds[able], workers=[able])
+    assert played == league_size(config) == 8
+    check_exactly_once(tmp_path / "r.sqlite",
+                       {g.game_id for block in pending_blocks(config, set()) for g in block})
+    # At least one block went to the worker without the bot first; it was re-submitted.
+    assert executor.failures
+    assert {f.worker for f in executor.failures} == {unable}
+    assert {f.bot for f in executor.failures} == {"local-only"}
+    assert all("not found" in f.problem for f in executor.failures)
+
+
+async def test_retries_are_bounded(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "ghost"
+command = "no-such-bot-binary"
+""")
+    config = load_league(path)
+    executor = DaskExecutor(cluster, max_attempts=1)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        with pytest.raises(ClusterError, match=r"greedy,ghost/deal0 could not be played in 1 "
+                           r"attempts: cannot start bot 'no-such-bot-binary' on worker tcp://"):
+            await run_league(config, store, log_dir=None, executor=executor)
+        assert store.game_count() == 0
+    assert len(executor.failures) == 1
+
+
+# -------------------------------------------------------- delivered twice
+
+
+def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1))
+    settings = settings_for(config, tmp_path / "logs")
+    block = next(pending_blocks(config, set()))
+    specs = {b.name: b for b in config.bots}
+    task = BlockTask(
+        block=block[0].block,
+        games=tuple(block),
+        bots=tuple(WorkerBot.of(specs[name]) for name in block[0].seats),
+        settings=settings_for(config, None),
+        replays=True,
+        logs=True,
+        python=sys.executable,
+    )
+    result = play_block_task(task)
+    assert result.failure is None
+    assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in block]
+    assert all(p.replay is not None for p in result.games)
+    assert {name for name, _ in result.logs} == {
+        "greedy_random1_deal0-greedy.log", "greedy_random1_deal0-random1.log"
+    }
+    recorded: list[str] = []
+    with ResultStore(tmp_path / "r.sqlite") as store:
+
+        def record(outcome: Any) -> bool:
+            new = store.record(record_of(outcome))
+            if new:
+                recorded.append(outcome.game.game_id)
+            return new
+
+        job = LeagueJob(settings, specs, record, store.has_game)
+        assert deliver(job, result) == 2
+        replays = sorted((tmp_path / "replays").iterdir())
+        first = [p.read_text() for p in replays]
+        assert deliver(job, result) == 0
+        assert store.game_count() == 2
+        # Even when the store is asked directly, a duplicate is refused.
+        assert not job.record(result.games[0].outcome)
+        stored = list(store.games())
+    assert recorded == [g.game_id for g in block]
+    assert [p.read_text() for p in sorted((tmp_path / "replays").iterdir())] == first
+    assert {g.replay for g in stored} == {str(p) for p in replays}
+    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+
+
+def test_bots_travel_as_plain_values(tmp_path: Path) -> None:
+    import pickle
+
+    config = load_league(league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "a"
+command = "{GREEDY}"
+env = {{ X = "1" }}
+limits = {{ cpu_seconds = 60 }}
+
+[[bots]]
+name = "b"
+command = "/bin/true"
+"""))
+    for spec in config.bots:
+        bot = pickle.loads(pickle.dumps(WorkerBot.of(spec)))
+        assert bot.spec(sys.executable) == spec
+    # ``python`` is the coordinator's interpreter there, the worker's here.
+    moved = WorkerBot.of(config.bots[0]).spec("/elsewhere/python")
+    assert moved.command.argv[0] == sys.executable
+    assert pickle.loads(pickle.dumps(settings_for(config, None))) == settings_for(config, None)
+
+
+# ------------------------------------------------------- settings and command
+
+
+def test_executor_setting(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1, league='executor = "dask://h.example:8786"'))
+    assert config.executor == "dask://h.example:8786"
+    assert scheduler_address(config.executor) == "tcp://h.example:8786"
+    assert scheduler_address("10.0.0.5:8786") == "tcp://10.0.0.5:8786"
+    assert scheduler_address("tls://h:1") == "tls://h:1"
+    assert load_league(league_file(tmp_path, deals=1)).executor == "local"
+    for value, problem in [
+        ('"dask://h"', 'must be "local" or "dask://HOST:PORT"'),
+        ('"tcp://h:1"', 'must be "local" or "dask://HOST:PORT"'),
+        ("5", "not 5"),
+        ('"dask://h:70000"', "port 70000 is not between 1 and 65535"),
+    ]:
+        path = league_file(tmp_path, deals=1, league=f"executor = {value}")
+        with pytest.raises(SettingsError) as info:
+            load_league(path)
+        assert str(info.value).startswith(f"{path}:7: [league] executor: ")
+        assert problem in str(info.value)
+
+
+def test_dask_option_without_dask(tmp_path: Path) -> None:
+    path = league_file(tmp_path, deals=1)
+    code = (
+        "import sys; sys.modules['distributed'] = None; sys.modules['dask'] = None\n"
+        "from referee.cli import main\n"
+        f"sys.exit(main(['league', {str(path)!r}, '--db', {str(tmp_path / 'r.sqlite')!r},"
+        " '--dask', 'localhost:8786']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'taki-referee[dask]'" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+    # The league file's executor needs dask too.
+    path = league_file(tmp_path, deals=1, league='executor = "dask://localhost:8786"')
+    code = code.replace(", '--dask', 'localhost:8786'", "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'taki-referee[dask]'" in " ".join(result.stderr.split())
