@@ -9,6 +9,7 @@ process or pipe is ``BotCrashed``, bytes that break the protocol are
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import cast
@@ -68,16 +69,14 @@ class BotConnection:
         ``timeout_s`` raises BotTimeout. Returns the time (Trio's clock) the write
         began."""
         data = self.codec.send(message)
-        started = trio.current_time()
-        with trio.move_on_after(timeout_s if timeout_s is not None else float("inf")) as scope:
-            started = await self.process.send(data)
-        if scope.cancelled_caught:
+        try:
+            return await self.process.send(data, math.inf if timeout_s is None else timeout_s)
+        except trio.TooSlowError:
             # Part of the message may have been written: nothing can follow it, so the
             # connection is done for, whatever the fault policy.
             fault = BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
             self.fault = self.fault or fault
-            raise fault
-        return started
+            raise fault from None
 
     async def receive(self) -> Message:
         """The next message from the bot (no deadline: callers set one)."""

@@ -41,6 +41,7 @@ by everything the bot forks, but each process gets its own budget.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import resource
 import shlex
@@ -345,7 +346,9 @@ class BotProcess:
     ) -> None:
         stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
         assert stdin is not None and stdout is not None and stderr is not None
-        assert isinstance(stdin, trio.lowlevel.FdStream)  # written to directly, see send()
+        # Written to and read from directly, see send() and receive_some().
+        assert isinstance(stdin, trio.lowlevel.FdStream)
+        assert isinstance(stdout, trio.lowlevel.FdStream)
         self.command = command
         self._process = process
         self._stdin = stdin
@@ -400,30 +403,36 @@ class BotProcess:
             lines = lines[1:]  # the first line is probably cut
         return "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
 
-    async def send(self, data: bytes) -> float:
+    async def send(self, data: bytes, timeout_s: float = math.inf) -> float:
         """Write all of ``data`` to the bot's stdin.
 
         Returns the time (on Trio's clock) just before the first byte was
-        handed to the pipe: what the pipe accepts at once is written without
-        yielding to other tasks first, so that the time a request was sent is
-        not moved by whatever else the referee runs.
+        handed to the pipe. What the pipe accepts at once is written right
+        away, without yielding to other tasks first: that time is then not
+        moved by whatever else the referee runs, and a message that fits in
+        the pipe (the usual case) costs a single system call.
 
         Raises :class:`BotCrashed` if the bot has exited or its stdin is
-        broken. Blocks while the pipe is full; bound it with a deadline.
+        broken, and :class:`trio.TooSlowError` if the rest of ``data`` could
+        not be written within ``timeout_s`` (part of it may have been).
         """
         if self.returncode is not None:
             raise BotCrashed(f"cannot write to the bot: {self.status()}")
-        with trio.CancelScope() as scope:
+        started = trio.current_time()
+        with _bot_io("cannot write to the bot's stdin"):
+            written = self._write_now(data)
+        if written == len(data):
+            return started
+        with trio.CancelScope(deadline=started + timeout_s) as scope:
             self._write_scope = scope
             try:
                 with _bot_io("cannot write to the bot's stdin"):
-                    started = trio.current_time()
-                    written = self._write_now(data)
-                    if written < len(data):
-                        await self._stdin.send_all(memoryview(data)[written:])
+                    await self._stdin.send_all(memoryview(data)[written:])
                 return started
             finally:
                 self._write_scope = None
+        if self.returncode is None:
+            raise trio.TooSlowError
         raise BotCrashed(f"the bot stopped before reading its input ({self.status()})")
 
     def _write_now(self, data: bytes) -> int:
@@ -452,10 +461,25 @@ class BotProcess:
             self._read_scope = scope
             try:
                 with _bot_io("cannot read the bot's stdout"):
-                    return bytes(await self._stdout.receive_some(max_bytes))
+                    return await self._read(max_bytes)
             finally:
                 self._read_scope = None
         return b""
+
+    async def _read(self, max_bytes: int) -> bytes:
+        """Wait until the pipe is readable, then read it: one pass through Trio's
+        scheduler per read (its stream would make two, plus a read that fails)."""
+        fd = self._stdout.fileno()
+        if fd < 0:
+            raise trio.ClosedResourceError("the bot's stdout is closed")
+        while True:
+            await trio.lowlevel.wait_readable(fd)
+            try:
+                return os.read(fd, max_bytes)
+            except BlockingIOError:  # woken up for nothing: wait again
+                continue
+            except OSError as exc:  # as Trio's own receive_some reports it
+                raise trio.BrokenResourceError(str(exc)) from exc
 
     async def close_stdin(self) -> None:
         """Close the bot's stdin so that it reads end of file."""
