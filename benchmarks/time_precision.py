@@ -95,8 +95,9 @@ class Recorder:
     """Wraps ``BotConnection.request`` to record, per bot, how each request went."""
 
     def __init__(self) -> None:
-        # bot name -> list of (measured ms past the limit, timed out)
-        self.samples: dict[str, list[tuple[float, bool]]] = {}
+        # bot name -> per request, how long past the limit the referee got the answer
+        # (measured time minus deadline_ms) or gave up waiting for it
+        self.samples: dict[str, list[float]] = {}
         self._original = BotConnection.request
 
     def install(self) -> None:
@@ -112,9 +113,9 @@ class Recorder:
             except BotTimeout:
                 # The referee stopped waiting: how far past the limit that happened.
                 past = (trio.current_time() - start) * 1000 - message.deadline_ms
-                samples.setdefault(conn.name, []).append((past, True))
+                samples.setdefault(conn.name, []).append(past)
                 raise
-            samples.setdefault(conn.name, []).append((elapsed - message.deadline_ms, False))
+            samples.setdefault(conn.name, []).append(elapsed - message.deadline_ms)
             return answer, elapsed
 
         BotConnection.request = request  # type: ignore[method-assign,assignment]
@@ -221,17 +222,18 @@ async def run(args: argparse.Namespace) -> int:
         f"early ({EARLY_MS:+d} ms): {len(early)} answers, {early_forfeits} forfeits"
         f"{forfeits_text(forfeits, 'early')}"
     )
-    print(f"  measured by the referee, past the limit: {percentiles([p for p, _ in early])}")
+    print(f"  measured by the referee, past the limit: {percentiles(early)}")
     print(f"  answer sent, past the bot's plan:       {percentiles(behind)}")
     print(
         f"late  ({LATE_MS:+d} ms): {late_games} games, {len(late)} requests,"
         f" {late_forfeits} forfeits{forfeits_text(forfeits, 'late')}"
     )
-    print(f"  timeout fired, past the limit:           {percentiles([p for p, t in late if t])}")
+    # Usually the referee gives up at the deadline; when its event loop is late, the
+    # answer may be read first, and then judged late on its measured time.
+    print(f"  referee gave up or read, past the limit: {percentiles(late)}")
     print(f"referee event loop, timer wake-up lag:     {percentiles(lags)}")
-    # Every request to "late" must end in a timeout (which forfeits it and ends the game).
-    late_ok = all(timed_out for _, timed_out in late) and late_forfeits == len(late)
-    ok = early_forfeits == 0 and late_ok
+    # Every request to "late" must forfeit it (which ends its game).
+    ok = early_forfeits == 0 and late_forfeits == len(late)
     print(f"early_forfeits={early_forfeits}/{len(early)} late_forfeits={late_forfeits}/{len(late)}"
           f" {'OK' if ok else 'FAIL'}")
     return 0 if ok else 1

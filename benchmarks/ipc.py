@@ -1,0 +1,244 @@
+"""How close the referee's decision rate comes to the raw cost of talking to a process.
+
+(a) A raw Trio + msgpack echo: this process writes a msgpack map the size of a real
+    ``decide`` request to a Python child, which decodes it and writes it back; this
+    process decodes the echo. Round trips per second.
+(b) Full referee decisions per second: ``play_block`` plays games between two
+    ``sample_bots/random_bot.py`` processes; a decision is one action of a game result
+    (``GameOutcome.actions``). Timed from the end of the first game to the end of the
+    last, so that starting and stopping the bots is left out.
+
+Both are measured ``--rounds`` times, interleaved, since the speed of a shared machine
+drifts; each round also shows the CPU time per decision of the referee and of the bots.
+The last line is ``ratio=X.XX``: (b) over (a), the median of the rounds. ``--profile``
+also profiles the referee during (b) and prints where its time goes; ``--minimal`` adds
+(c), the referee between two bots that skip the bot SDK (raw msgpack, no checks), which
+tells the referee's share of the cost from the bots'.
+
+Run from the repository root: ``.venv/bin/python benchmarks/ipc.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import msgpack  # type: ignore[import-untyped]
+import trio
+from taki_protocol import Decide
+
+from referee.cli_match import match_games
+from referee.clock import TimeControl
+from referee.match import GameOutcome, MatchSettings, play_block
+from referee.process import BotCommand
+from referee.rules import Rules, new_game, view
+from referee.settings import BotSpec
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
+
+ECHO_CHILD = r"""
+import os, msgpack
+unpacker = msgpack.Unpacker(raw=False)
+while True:
+    data = os.read(0, 65536)
+    if not data:
+        break
+    unpacker.feed(data)
+    for obj in unpacker:
+        out = msgpack.packb(obj, use_bin_type=True)
+        while out:
+            out = out[os.write(1, out):]
+"""
+
+# A bot reduced to the minimum: raw msgpack, no checks, always the last legal action.
+# It separates the referee's own cost from that of the bot SDK (taki_protocol.run_bot).
+MINIMAL_BOT = r"""
+import os, msgpack
+unpacker = msgpack.Unpacker(raw=False)
+def write(obj):
+    out = msgpack.packb(obj)
+    while out:
+        out = out[os.write(1, out):]
+while True:
+    data = os.read(0, 65536)
+    if not data:
+        break
+    unpacker.feed(data)
+    for message in unpacker:
+        kind = message["type"]
+        if kind == "hello":
+            write({"type": "bot_hello", "protocol": 1, "name": "minimal"})
+        elif kind in ("decide", "react"):
+            write({"type": "action", "id": message["id"], "choice": len(message["legal"]) - 1})
+        elif kind in ("error", "shutdown"):
+            raise SystemExit
+"""
+
+
+def sample_request(seed: int = 7) -> dict[str, object]:
+    """The wire map of a ``decide`` request of median size from a real game, made as the
+    referee makes them (each view holds the events since the seat's previous request)."""
+    state = new_game(2, seed, Rules())
+    rng = random.Random(seed)
+    cursors = [0, 0]
+    requests: list[tuple[int, dict[str, object]]] = []
+    while not state.is_over and len(requests) < 200:
+        seat = state.to_act()[0]
+        legal = state.legal_actions(seat)
+        wire = Decide(
+            id=len(requests),
+            view=view(state, seat, cursors[seat]),
+            legal=[a.to_wire() for a in legal],
+            time_left_ms=None,
+            deadline_ms=1000,
+        ).to_wire()
+        cursors[seat] = len(state.events)
+        requests.append((len(msgpack.packb(wire, use_bin_type=True)), wire))
+        state.apply(rng.choice(legal), seat)
+    requests.sort(key=lambda item: item[0])
+    return requests[len(requests) // 2][1]
+
+
+def cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def echo_rate(message: dict[str, object], seconds: float) -> tuple[float, float]:
+    """Round trips per second through a child process that echoes ``message``, and
+    the CPU time of this process per round trip, in microseconds."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", ECHO_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert process.stdin is not None and process.stdout is not None
+    unpacker = msgpack.Unpacker(raw=False)
+    count = 0
+    cpu = cpu_seconds(resource.RUSAGE_SELF)
+    try:
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            await process.stdin.send_all(msgpack.packb(message, use_bin_type=True))
+            while True:
+                try:
+                    echoed = next(unpacker)
+                    break
+                except StopIteration:
+                    unpacker.feed(await process.stdout.receive_some(65536))
+            assert echoed["id"] == message["id"]
+            count += 1
+        cpu = cpu_seconds(resource.RUSAGE_SELF) - cpu
+    finally:
+        await process.stdin.aclose()
+        await process.wait()
+    return count / elapsed, cpu / count * 1e6
+
+
+@attrs.frozen
+class RefereeRun:
+    rate: float  # decisions per second
+    decisions: int
+    seconds: float
+    referee_cpu_us: float  # CPU time of this process per decision
+    bots_cpu_us: float  # CPU time of the two bots per decision
+
+
+async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
+    """Decisions per second of ``play_block`` between two random bots (after the first
+    game), and the CPU time per decision of the referee and of the bots (whole run).
+    With ``minimal``, between two copies of ``MINIMAL_BOT`` instead."""
+    bots = [
+        BotSpec(
+            f"bot{i}",
+            BotCommand((sys.executable, "-c", MINIMAL_BOT))
+            if minimal
+            else BotCommand((sys.executable, str(RANDOM_BOT), str(i))),
+        )
+        for i in (1, 2)
+    ]
+    settings = MatchSettings(time=TimeControl(move_ms=5000, reaction_ms=5000))
+    marks: list[tuple[float, int]] = []
+
+    def finished(outcome: GameOutcome) -> None:
+        marks.append((time.perf_counter(), outcome.actions))
+
+    referee_cpu = cpu_seconds(resource.RUSAGE_SELF)
+    bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
+    await play_block(match_games([b.name for b in bots], games + 1, 0), bots, settings, finished)
+    referee_cpu = cpu_seconds(resource.RUSAGE_SELF) - referee_cpu
+    bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - bots_cpu  # the bots were reaped
+    decisions = sum(actions for _, actions in marks[1:])
+    seconds = marks[-1][0] - marks[0][0]
+    every = decisions + marks[0][1]
+    return RefereeRun(
+        decisions / seconds, decisions, seconds, referee_cpu / every * 1e6, bots_cpu / every * 1e6
+    )
+
+
+async def run(args: argparse.Namespace) -> float:
+    message = sample_request()
+    size = len(msgpack.packb(message, use_bin_type=True))
+    ratios = []
+    for round_ in range(1, args.rounds + 1):
+        # Interleaved rounds: the speed of a shared machine drifts, the ratio less so.
+        echo, echo_cpu_us = await echo_rate(message, args.seconds)
+        profiler = cProfile.Profile() if args.profile else None
+        if profiler is not None:
+            profiler.enable()
+        ref = await referee_rate(args.games)
+        if profiler is not None:
+            profiler.disable()
+        ratios.append(ref.rate / echo)
+        print(f"round {round_}:")
+        print(f"  (a) echo round trips, trio + msgpack, {size}-byte map: {echo:8,.0f} /s")
+        print(
+            f"  (b) referee decisions, play_block, 2 x random_bot.py: {ref.rate:8,.0f} /s"
+            f"  ({ref.decisions} decisions in {ref.seconds:.2f} s)"
+        )
+        print(
+            f"      CPU per decision: referee {ref.referee_cpu_us:.0f} us,"
+            f" bots {ref.bots_cpu_us:.0f} us; per echo round trip: {echo_cpu_us:.0f} us"
+            f" of this process's CPU, {1e6 / echo:.0f} us in all"
+        )
+        print(f"      ratio {ratios[-1]:.2f}")
+        if args.minimal:
+            low = await referee_rate(args.games, minimal=True)
+            print(
+                f"  (c) the same with two minimal raw-msgpack bots:       {low.rate:8,.0f} /s"
+                f"  (referee {low.referee_cpu_us:.0f} us, bots {low.bots_cpu_us:.0f} us"
+                f" of CPU per decision; ratio {low.rate / echo:.2f})"
+            )
+        if profiler is not None:
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+            print("  (the profiler slows (b) down several times)")
+            print(out.getvalue())
+    return statistics.median(ratios)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of (a) (default 3)")
+    parser.add_argument("--games", type=int, default=100, help="games of (b) (default 100)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="(a) then (b), this many times; the ratio is the median")
+    parser.add_argument("--profile", action="store_true", help="profile the referee in (b)")
+    parser.add_argument("--minimal", action="store_true",
+                        help="also (c): the referee between two minimal bots (no bot SDK)")
+    args = parser.parse_args()
+    ratio = trio.run(run, args)
+    print(f"ratio={ratio:.2f}")
+
+
+if __name__ == "__main__":
+    main()
