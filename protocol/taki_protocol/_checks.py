@@ -55,11 +55,9 @@ def require_int(where: str, value: object, low: int, high: int = MAX_INT32) -> N
 
 
 def _require_utf8(where: str, value: str) -> None:
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise fail(where, "is not valid Unicode (it holds a lone surrogate)") from None
+    problem = _utf8_problem(value)
+    if problem is not None:
+        raise fail(where, problem[1])
 
 
 def require_text(
@@ -89,31 +87,57 @@ def require_plain(where: str, value: object, depth: int = 0) -> None:
     string keys, nested at most ``MAX_NESTING`` levels. Floats and binary data are not used
     by the protocol and are rejected.
     """
-    if value is None or isinstance(value, bool):
-        return
+    problem = _plain_problem(value, depth)
+    if problem is not None:
+        path, message = problem
+        raise fail(where + path, message)
+
+
+def _plain_problem(value: object, depth: int) -> tuple[str, str] | None:
+    """What is wrong with ``value`` as ``(path below it, problem)``, or None.
+
+    This runs on every message, so the path is only spelled out on the way back from a
+    problem, never while walking valid data."""
     if isinstance(value, str):
-        _require_utf8(where, value)
-        return
+        return _utf8_problem(value)
+    if value is None or isinstance(value, bool):
+        return None
     if isinstance(value, int):
-        if not _INT64_MIN <= value <= _UINT64_MAX:
-            raise fail(where, "is an integer outside the 64-bit range")
-        return
-    if isinstance(value, list | dict):
-        if depth >= MAX_NESTING:
-            raise fail(where, f"is nested deeper than {MAX_NESTING} levels")
-        if len(value) > MAX_CONTAINER_LEN:
-            raise fail(where, f"has more than {MAX_CONTAINER_LEN} elements")
-        if isinstance(value, list):
-            for index, item in enumerate(value):
-                require_plain(f"{where}[{index}]", item, depth + 1)
-        else:
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise fail(where, f"has a key that is {wire_type_name(key)}, not a string")
-                _require_utf8(f"{where} key", key)
-                require_plain(f"{where}.{key}", item, depth + 1)
-        return
-    raise fail(where, f"must be plain data, got {wire_type_name(value)}")
+        if _INT64_MIN <= value <= _UINT64_MAX:
+            return None
+        return "", "is an integer outside the 64-bit range"
+    if not isinstance(value, list | dict):
+        return "", f"must be plain data, got {wire_type_name(value)}"
+    if depth >= MAX_NESTING:
+        return "", f"is nested deeper than {MAX_NESTING} levels"
+    if len(value) > MAX_CONTAINER_LEN:
+        return "", f"has more than {MAX_CONTAINER_LEN} elements"
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = _plain_problem(item, depth + 1)
+            if problem is not None:
+                return f"[{index}]{problem[0]}", problem[1]
+        return None
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return "", f"has a key that is {wire_type_name(key)}, not a string"
+        problem = _utf8_problem(key)
+        if problem is not None:
+            return " key", problem[1]
+        problem = _plain_problem(item, depth + 1)
+        if problem is not None:
+            return f".{key}{problem[0]}", problem[1]
+    return None
+
+
+def _utf8_problem(value: str) -> tuple[str, str] | None:
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "", "is not valid Unicode (it holds a lone surrogate)"
+    return None
 
 
 def integer(low: int, high: int = MAX_INT32) -> Validator:

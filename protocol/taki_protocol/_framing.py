@@ -80,20 +80,36 @@ class FrameScanner:
         Raises :class:`RemoteProtocolError` when the bytes break a framing rule.
         """
         end = len(buffer)
-        while self._pending and self._pos < end:
-            header = self._read_header(buffer, self._pos, end)
-            if header is None:
-                return None
-            size, children = header
-            self._pending += children - 1
-            self._pos += size
-            if self._pos + self._pending > self._max_size:
-                raise RemoteProtocolError(
-                    f"message exceeds the maximum size of {self._max_size} bytes"
-                )
-        if self._pending or self._pos > end:
+        pos, pending, limit = self._pos, self._pending, self._max_size
+        while pending and pos < end:
+            first = buffer[pos]
+            # The one-byte headers that make up most of a message are read inline; the
+            # first byte of a message and every other header go through _read_header.
+            if pos and (first <= 0x7F or first >= 0xE0 or 0xC2 <= first <= 0xC3 or first == 0xC0):
+                pos += 1
+                pending -= 1
+            elif pos and 0xA0 <= first <= 0xBF:
+                pos += 1 + (first & 0x1F)
+                pending -= 1
+            elif pos and 0x90 <= first <= 0x9F:
+                pos += 1
+                pending += (first & 0x0F) - 1
+            elif pos and 0x80 <= first <= 0x8F:
+                pos += 1
+                pending += 2 * (first & 0x0F) - 1
+            else:
+                header = self._read_header(buffer, pos, end)
+                if header is None:
+                    break
+                size, children = header
+                pending += children - 1
+                pos += size
+            if pos + pending > limit:
+                raise RemoteProtocolError(f"message exceeds the maximum size of {limit} bytes")
+        self._pos, self._pending = pos, pending
+        if pending or pos > end:
             return None
-        return self._pos
+        return pos
 
     def _read_header(self, buffer: bytes | bytearray, pos: int, end: int) -> tuple[int, int] | None:
         """Return (bytes taken by the value's header and payload, child values) at ``pos``.
