@@ -39,7 +39,7 @@ import trio
 
 from .faults import BotStartError
 from .league import LeagueJob
-from .match import GameOutcome, MatchSettings, play_block, safe_filename
+from .match import GameOutcome, MatchSettings, play_block, replay_path
 from .process import BotCommand, ResourceLimits
 from .schedule import ScheduledGame
 from .settings import BotSpec
@@ -231,7 +231,7 @@ def deliver(job: LeagueJob, result: BlockResult) -> int:
             continue
         if played.replay is not None and settings.replay_dir is not None:
             settings.replay_dir.mkdir(parents=True, exist_ok=True)
-            path = settings.replay_dir / f"{safe_filename(outcome.game.game_id)}.json"
+            path = replay_path(settings.replay_dir, outcome.game.game_id)
             path.write_text(played.replay, encoding="utf-8")
             outcome = attrs.evolve(outcome, replay=path)
         if job.record(outcome):

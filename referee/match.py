@@ -9,6 +9,7 @@ rules core can re-play (``referee.replay.verify``).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
@@ -100,6 +101,16 @@ class GameOutcome:
 
 def safe_filename(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "game"
+
+
+def replay_path(replay_dir: Path, game_id: str) -> Path:
+    """Where a game's replay goes: a readable name, plus a short hash of the exact id
+    when the name had to change (so ids that differ only in punctuation never share
+    a file)."""
+    name = safe_filename(game_id)
+    if name != game_id:
+        name += "-" + hashlib.sha256(game_id.encode()).hexdigest()[:8]
+    return replay_dir / f"{name}.json"
 
 
 class BotSlot:
@@ -460,7 +471,7 @@ async def _play_games(
                 path = None
                 if settings.replay_dir is not None:
                     settings.replay_dir.mkdir(parents=True, exist_ok=True)
-                    path = settings.replay_dir / f"{safe_filename(game.game_id)}.json"
+                    path = replay_path(settings.replay_dir, game.game_id)
                     referee.replay.save(path)
                 outcome = outcome_of(game, result, path)
                 outcomes.append(outcome)

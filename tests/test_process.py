@@ -501,3 +501,49 @@ async def test_no_descriptors_inherited(inheritable_fd: tuple[int, str]) -> None
     assert all(targets[n].startswith("pipe:") for n in (0, 1, 2))
     assert fd not in targets
     assert leaked_path not in targets.values()
+
+
+REFEREE_THAT_HANGS = """
+import sys, trio
+from referee.process import BotCommand, open_bot_process
+
+async def main():
+    command = BotCommand((sys.executable, "-c", sys.argv[1]))
+    async with open_bot_process(command) as bot:
+        print(bot.pid, flush=True)
+        await trio.sleep_forever()
+
+trio.run(main)
+"""
+
+# Ignores the end of its input and would live on after its referee.
+STUBBORN_BOT = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent death signal is Linux")
+def test_bot_dies_with_a_killed_referee() -> None:
+    import subprocess
+
+    referee = subprocess.Popen(
+        [sys.executable, "-c", REFEREE_THAT_HANGS, STUBBORN_BOT],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert referee.stdout is not None
+        bot_pid = int(referee.stdout.readline())
+        assert psutil.pid_exists(bot_pid)
+        referee.kill()  # SIGKILL: no cleanup code of the referee runs
+        referee.wait(5)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                if psutil.Process(bot_pid).status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail(f"bot {bot_pid} outlived its SIGKILLed referee")
+    finally:
+        referee.kill()
