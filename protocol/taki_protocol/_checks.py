@@ -97,7 +97,48 @@ def _plain_problem(value: object, depth: int) -> tuple[str, str] | None:
     """What is wrong with ``value`` as ``(path below it, problem)``, or None.
 
     This runs on every message, so the path is only spelled out on the way back from a
-    problem, never while walking valid data."""
+    problem, never while walking valid data, and the scalars that make up most of a
+    message are checked in the loop rather than by a call each."""
+    if not isinstance(value, list | dict):
+        return _scalar_problem(value)
+    if depth >= MAX_NESTING:
+        return "", f"is nested deeper than {MAX_NESTING} levels"
+    if len(value) > MAX_CONTAINER_LEN:
+        return "", f"has more than {MAX_CONTAINER_LEN} elements"
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            kind = type(item)
+            if kind is str and item.isascii():
+                continue
+            if kind is bool or item is None:
+                continue
+            if kind is int and _INT64_MIN <= item <= _UINT64_MAX:
+                continue
+            problem = _plain_problem(item, depth + 1)
+            if problem is not None:
+                return f"[{index}]{problem[0]}", problem[1]
+        return None
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii():
+            if not isinstance(key, str):
+                return "", f"has a key that is {wire_type_name(key)}, not a string"
+            problem = _utf8_problem(key)
+            if problem is not None:
+                return " key", problem[1]
+        kind = type(item)
+        if kind is str and item.isascii():
+            continue
+        if kind is bool or item is None:
+            continue
+        if kind is int and _INT64_MIN <= item <= _UINT64_MAX:
+            continue
+        problem = _plain_problem(item, depth + 1)
+        if problem is not None:
+            return f".{key}{problem[0]}", problem[1]
+    return None
+
+
+def _scalar_problem(value: object) -> tuple[str, str] | None:
     if isinstance(value, str):
         return _utf8_problem(value)
     if value is None or isinstance(value, bool):
@@ -106,28 +147,7 @@ def _plain_problem(value: object, depth: int) -> tuple[str, str] | None:
         if _INT64_MIN <= value <= _UINT64_MAX:
             return None
         return "", "is an integer outside the 64-bit range"
-    if not isinstance(value, list | dict):
-        return "", f"must be plain data, got {wire_type_name(value)}"
-    if depth >= MAX_NESTING:
-        return "", f"is nested deeper than {MAX_NESTING} levels"
-    if len(value) > MAX_CONTAINER_LEN:
-        return "", f"has more than {MAX_CONTAINER_LEN} elements"
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            problem = _plain_problem(item, depth + 1)
-            if problem is not None:
-                return f"[{index}]{problem[0]}", problem[1]
-        return None
-    for key, item in value.items():
-        if not isinstance(key, str):
-            return "", f"has a key that is {wire_type_name(key)}, not a string"
-        problem = _utf8_problem(key)
-        if problem is not None:
-            return " key", problem[1]
-        problem = _plain_problem(item, depth + 1)
-        if problem is not None:
-            return f".{key}{problem[0]}", problem[1]
-    return None
+    return "", f"must be plain data, got {wire_type_name(value)}"
 
 
 def _utf8_problem(value: str) -> tuple[str, str] | None:
