@@ -682,7 +682,7 @@ def test_r24_series_penalty_points_and_rotation():
     assert series.finished and series.places() == (1, 2)
 
 
-def test_r24_series_forfeit_points():
+def test_d10_series_forfeit_points():
     game = position(hands=[["red:5"], ["blue:9", "king"], ["green:1"]], lead="red:3")
     game.forfeit(1, "crash")
     game.apply(play("red:5"))
