@@ -862,3 +862,15 @@ def test_d14_king_free_action_has_no_draw():
     game = position(hands=[["king", "blue:9"], ["red:1"]], lead="red:3")
     game.apply(play("king"))
     assert not any(a.kind == A.DRAW for a in game.legal_actions())
+
+
+def test_d06_reaching_stage_one_needs_a_declaration():
+    rules = Rules(pyramid=True)
+    game = position(hands=[["red:5"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
+    game.stages = [2, 8]
+    game.apply(play("red:5"))
+    assert game.stages[0] == 1 and game.sizes[0] == 1 + 4  # undeclared: the penalty
+    game = position(hands=[["red:5"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
+    game.stages = [2, 8]
+    game.apply(play("red:5"), last_card=True)
+    assert game.sizes[0] == 1
