@@ -1,9 +1,14 @@
-"""A bot on the other end of a pipe: the protocol codec over a supervised process.
+"""A bot on the other end of a pipe or a socket: the protocol codec over a transport.
 
 ``BotConnection`` turns everything that can go wrong with a bot into a typed
 :class:`~referee.faults.BotFault`: silence past the deadline is ``BotTimeout``, a dead
-process or pipe is ``BotCrashed``, bytes that break the protocol are
+process, pipe or connection is ``BotCrashed``, bytes that break the protocol are
 ``BotProtocolError``. Trio's and the OS's own exceptions never leave this module.
+
+The transport is anything with the interface of :class:`BotTransport`: a local bot
+process (:class:`~referee.process.BotProcess`) or a remote bot's connection
+(:class:`~referee.remote.StreamTransport`). Each maps its own I/O errors to
+:class:`~referee.faults.BotCrashed`.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import contextlib
 import math
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import cast
+from typing import Protocol, cast
 
 import trio
 from taki_protocol import (
@@ -28,12 +33,13 @@ from taki_protocol import (
     Message,
     ProtocolError,
     React,
+    Sentinel,
     Shutdown,
 )
 
 from . import __version__
 from .faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
-from .process import BotProcess, open_bot_process
+from .process import RECEIVE_CHUNK_BYTES, open_bot_process
 from .settings import BotSpec
 
 REFEREE_ID = f"taki-referee {__version__}"
@@ -43,11 +49,46 @@ GOODBYE_S = 0.2
 SHUTDOWN_WAIT_S = 0.5
 
 
-class BotConnection:
-    """The conversation with one running bot process."""
+class BotTransport(Protocol):
+    """What a :class:`BotConnection` needs from the bot's end of the byte stream.
 
-    def __init__(self, name: str, process: BotProcess) -> None:
+    At most one task may call :meth:`send` at a time, and at most one
+    :meth:`receive_some`. Failures of the underlying stream raise
+    :class:`~referee.faults.BotCrashed`, never Trio's or the OS's exceptions.
+    """
+
+    @property
+    def returncode(self) -> int | None:
+        """None while the bot can be talked to; set once it is gone (a process's exit
+        status; 0 for a closed connection)."""
+
+    def status(self) -> str:
+        """How the bot is doing, to follow "the bot ", e.g. ``exited with status 1``."""
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        """The last lines of the bot's stderr, when the transport sees it ("" otherwise)."""
+
+    async def send(self, data: bytes, timeout_s: float = math.inf) -> float:
+        """Write all of ``data``; returns the time (Trio's clock) the write began.
+        Raises BotCrashed, or :class:`trio.TooSlowError` past ``timeout_s``."""
+
+    async def receive_some(self, max_bytes: int = RECEIVE_CHUNK_BYTES) -> bytes:
+        """Some bytes from the bot; ``b""`` at the end of its output."""
+
+    async def wait(self) -> int:
+        """Wait until the bot is gone (exited, or closed its connection)."""
+
+    async def kill(self) -> None:
+        """Stop the bot (kill the process, close the connection). Idempotent."""
+
+
+class BotConnection:
+    """The conversation with one running bot, over its transport."""
+
+    def __init__(self, name: str, process: BotTransport) -> None:
         self.name = name
+        #: The transport: a BotProcess for a local bot (hence the name), a
+        #: StreamTransport for a remote one.
         self.process = process
         self.codec = Codec("referee")
         self.bot_name: str | None = None
@@ -116,6 +157,49 @@ class BotConnection:
         self.bot_name = reply.name
         return reply
 
+    async def answer_hello(self, received: bytes, timeout_s: float) -> BotHello:
+        """The handshake of a remote bot, which speaks first: ``received`` holds its
+        ``bot_hello`` (read and checked before the connection was accepted), to which
+        the referee answers with ``hello``."""
+        try:
+            self.codec.receive_data(received)
+            reply = self.codec.next_message()
+        except ProtocolError as exc:
+            raise BotProtocolError(str(exc)) from None
+        if not isinstance(reply, BotHello):
+            raise BotProtocolError(f"expected bot_hello, got {reply}")
+        self.bot_name = reply.name
+        await self.send(Hello(referee=REFEREE_ID), timeout_s)
+        return reply
+
+    async def check_idle(self, wait_s: float = 0.002) -> bool:
+        """Whether a bot that owes no answer is still there: reads, for at most
+        ``wait_s``, what it sent meanwhile (late answers are dropped). A bot found gone,
+        or one that sent anything else, is marked with its fault and stopped.
+
+        Only for a bot nobody else is reading from, between games."""
+        if not self.alive:
+            return False
+        fault: BotFault | None = None
+        with trio.move_on_after(wait_s):
+            try:
+                data = await self.process.receive_some()
+                self.codec.receive_data(data)
+                message = self.codec.next_message()
+            except ProtocolError as exc:
+                fault = BotProtocolError(str(exc))
+            except BotFault as exc:
+                fault = exc
+            else:
+                if message is EOF:
+                    fault = BotCrashed(f"closed its output: {self.describe_exit()}")
+                elif not isinstance(message, Sentinel):
+                    fault = BotProtocolError(f"unsolicited {message.TYPE!r} message between games")
+        if fault is not None:
+            self.fault = self.fault or fault
+            await self.process.kill()
+        return self.alive
+
     def next_id(self) -> int:
         self._next_id += 1
         return self._next_id
@@ -171,7 +255,7 @@ async def open_bot(
     """Start a bot and complete the handshake. A bot that cannot even start
     (missing executable) raises BotStartError; one that starts but fails the
     handshake yields a connection whose ``fault`` is set."""
-    async with open_bot_process(spec.command, stderr_path=stderr_path) as process:
+    async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
         conn = BotConnection(spec.name, process)
         try:
             await conn.handshake(startup_ms)

@@ -14,8 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from . import __version__
+from .cli_remote import add_remote_args
 from .clock import TimeControl
 from .faults import BotStartError
+from .remote import RemoteSetupError
 from .rules import PRESETS, Rules
 from .settings import SettingsError, rule_flag_error
 from .store import StoreError
@@ -29,7 +31,9 @@ class UsageError(Exception):
 
 
 #: Mistakes the user can fix: reported in one line, exit status 2.
-USER_ERRORS: tuple[type[Exception], ...] = (UsageError, SettingsError, BotStartError, StoreError)
+USER_ERRORS: tuple[type[Exception], ...] = (
+    UsageError, SettingsError, BotStartError, StoreError, RemoteSetupError,
+)
 
 
 def _time_args(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     match = sub.add_parser("match", help="play games between bots")
     match.add_argument("bots", nargs="+", metavar="BOT",
-                       help='a bot command ("python bot.py") or NAME=COMMAND; 2 to 10 bots')
+                       help='a bot command ("python bot.py"), NAME=COMMAND, or NAME=remote '
+                            "for a bot that connects over TCP; 2 to 10 bots")
     match.add_argument("--games", type=int, default=None,
                        help="number of games (default: one per seat rotation)")
     match.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
@@ -108,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--log-dir", type=Path, default=Path("logs"),
                        help="bot stderr logs (default ./logs)")
     match.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_remote_args(match)
 
     league = sub.add_parser("league", help="run (or resume) a round-robin league")
     league.add_argument("file", type=Path, help="the league file (TOML)")
@@ -120,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="play the games on the Dask cluster of this scheduler "
                              "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "
                              "overrides [league] executor; needs taki-referee[dask]")
+    add_remote_args(league)
 
     ratings = sub.add_parser("ratings", help="ratings from an existing results database")
     ratings.add_argument("db", type=Path)
@@ -143,6 +150,30 @@ def build_parser() -> argparse.ArgumentParser:
     _time_args(sprt)
     sprt.add_argument("--log-dir", type=Path, default=Path("logs"))
     sprt.add_argument("--json", action="store_true")
+    add_remote_args(sprt)
+
+    connect = sub.add_parser(
+        "connect", help="play a local bot on a remote referee's seat (docs/remote.md)",
+        description="Connect to a referee that listens for remote bots, authenticate with "
+                    "the seat's token, start the bot and relay its conversation. Exit status "
+                    "0 when the referee ends the session with shutdown, 1 otherwise.",
+    )
+    connect.add_argument("address", metavar="HOST:PORT", help="the referee's --listen address")
+    connect.add_argument("--token", default=None,
+                         help="the seat's token, from the referee's tokens file "
+                              "(default: $TAKI_REFEREE_TOKEN)")
+    connect.add_argument("--tls", action="store_true", help="connect with TLS")
+    connect.add_argument("--ca", type=Path, default=None, metavar="FILE",
+                         help="trust these CA certificates (PEM) instead of the system's; "
+                              "implies --tls")
+    connect.add_argument("--name", default=None,
+                         help="the name sent in bot_hello (default: from the command)")
+    connect.add_argument("--log", type=Path, default=None, metavar="FILE",
+                         help="write the bot's stderr to FILE")
+    connect.add_argument("--startup-ms", type=int, default=10_000,
+                         help="limit for the bot's bot_hello once started (default 10000)")
+    connect.add_argument("bot", nargs="*", metavar="BOT",
+                         help="the bot's command line, after -- (or one quoted string)")
 
     replay = sub.add_parser("replay", help="work with replay files")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
@@ -164,7 +195,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    bot_words = None
+    if "connect" in words and "--" in words[words.index("connect"):]:
+        # Everything after -- is the bot's command line, options included.
+        cut = words.index("--", words.index("connect"))
+        words, bot_words = words[:cut], words[cut + 1 :]
+    args = parser.parse_args(words)
+    if bot_words is not None:
+        args.bot = [*args.bot, *bot_words]
     err = Console(stderr=True, soft_wrap=True)
     try:
         return _run(args)
@@ -207,6 +246,10 @@ def _run(args: argparse.Namespace) -> int:
         from .cli_sprt import run_sprt_command
 
         return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
+    if args.command == "connect":
+        from .cli_remote import run_connect_command
+
+        return trio.run(run_connect_command, args)
     if args.command == "report":
         from .report import report_command
 

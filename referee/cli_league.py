@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .cli_match import progress_bar
+from .cli_remote import remote_seats
 from .dask_executor import ClusterError, DaskExecutor
 from .league import Executor, executor_for, league_size, rated_games, run_league
 from .ratings import RatingReport, rate
@@ -86,6 +87,11 @@ def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
 
 async def run_league_command(args: argparse.Namespace) -> int:
     config = load_league(args.file)
+    if args.dask is not None and any(b.remote for b in config.bots):
+        from .cli import UsageError
+
+        raise UsageError("--dask: remote bots connect to this referee; they need the local"
+                         " executor")
     executor = _executor(args, config)
     try:
         store = ResultStore(args.db)
@@ -104,8 +110,10 @@ async def run_league_command(args: argparse.Namespace) -> int:
             with progress_bar(total, "league", show) as advance:
                 for _ in range(min(already, total)):
                     advance()
-                await run_league(config, store, log_dir=args.log_dir,
-                                 on_game=lambda _: advance(), executor=executor)
+                async with remote_seats(args, config.bots) as seats:
+                    await run_league(config, store, log_dir=args.log_dir,
+                                     on_game=lambda _: advance(), executor=executor,
+                                     remote=seats)
         except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
         report = _rate(store)

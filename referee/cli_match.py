@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import GameOutcome, MatchSettings, play_block
 from .rules import Rules
@@ -124,9 +125,10 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     )
     schedule = match_games(names, games, args.seed)
     console = Console()
-    with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
-        outcomes = await play_block(schedule, bots, settings, on_game=lambda _: advance(),
-                                    match_name=f"match-{args.seed}")
+    async with remote_seats(args, bots) as seats:
+        with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
+            outcomes = await play_block(schedule, bots, settings, on_game=lambda _: advance(),
+                                        match_name=f"match-{args.seed}", remote=seats)
     if args.json:
         print(json.dumps({"games": [o.to_json() for o in outcomes]}))
     else:

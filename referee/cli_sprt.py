@@ -10,6 +10,7 @@ import sys
 import attrs
 from rich.console import Console
 
+from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import MatchSettings
 from .ratings import Sprt
@@ -53,8 +54,10 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
             err.print(f"pairs {state.pairs:5d}  LLR {state.llr():+6.2f} "
                       f"[{sprt.lower:+.2f}, {sprt.upper:+.2f}]", end="\r")
 
-    outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
-                             seed=args.seed, concurrency=concurrency, on_pair=on_pair)
+    async with remote_seats(args, [new, old]) as seats:
+        outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
+                                 seed=args.seed, concurrency=concurrency, on_pair=on_pair,
+                                 remote=seats)
     state = outcome.state
     estimate = state.estimate()
     verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger"

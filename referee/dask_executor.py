@@ -101,7 +101,7 @@ class WorkerBot:
 
     @classmethod
     def of(cls, spec: BotSpec) -> WorkerBot:
-        cmd = spec.command
+        cmd = spec.local_command()  # a remote bot cannot play on a worker
         return cls(
             name=spec.name,
             argv=cmd.argv,
@@ -204,7 +204,7 @@ def play_block_task(task: BlockTask) -> BlockResult:
         try:
             trio.run(play_block, list(task.games), bots, settings, keep, task.block)
         except BotStartError as exc:
-            bot = next((b.name for b in bots if b.command.display == exc.command), "?")
+            bot = next((b.name for b in bots if b.display == exc.command), "?")
             failure = InfrastructureFailure(worker, bot, exc.command, exc.problem)
         if settings.log_dir is not None and settings.log_dir.is_dir():
             for path in sorted(settings.log_dir.iterdir()):

@@ -10,9 +10,10 @@ cluster. Either way only this process writes the results database.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -21,6 +22,9 @@ from .ratings import GameResult as RatedGame
 from .schedule import ScheduledGame, round_robin, total_games
 from .settings import BotSpec, LeagueConfig
 from .store import GameRecord, ResultStore, SeatRecord
+
+if TYPE_CHECKING:
+    from .remote import RemoteSeats
 
 
 def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:
@@ -78,6 +82,7 @@ class LeagueJob:
         bots: Mapping[str, BotSpec],
         record: Callable[[GameOutcome], bool],
         is_stored: Callable[[str], bool],
+        remote: RemoteSeats | None = None,
     ) -> None:
         self.settings = settings
         #: The league's bots by name.
@@ -86,6 +91,8 @@ class LeagueJob:
         self.record = record
         #: Whether the store holds the game with this id.
         self.is_stored = is_stored
+        #: The seats of the league's remote bots, if it has any.
+        self.remote = remote
 
 
 class Executor(Protocol):
@@ -95,13 +102,17 @@ class Executor(Protocol):
 
 
 class LocalExecutor:
-    """Plays up to ``concurrency`` blocks at a time in this process."""
+    """Plays up to ``concurrency`` blocks at a time in this process.
+
+    A remote bot has one connection, so it plays one game at a time: the blocks of a
+    remote bot take turns (each holds a lock per remote bot it seats)."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
 
     async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
         slots = trio.Semaphore(self.concurrency)
+        turns = {name: trio.Lock() for name, spec in job.bots.items() if spec.remote}
 
         def record(outcome: GameOutcome) -> None:
             job.record(outcome)
@@ -109,9 +120,13 @@ class LocalExecutor:
         async def run_block(games: list[ScheduledGame]) -> None:
             try:
                 bots = [job.bots[name] for name in games[0].seats]
-                await play_block(
-                    games, bots, job.settings, on_game=record, match_name=games[0].block
-                )
+                async with contextlib.AsyncExitStack() as stack:
+                    for name in sorted(b.name for b in bots if b.remote):  # one order: no deadlock
+                        await stack.enter_async_context(turns[name])
+                    await play_block(
+                        games, bots, job.settings, on_game=record, match_name=games[0].block,
+                        remote=job.remote,
+                    )
             finally:
                 slots.release()
 
@@ -137,15 +152,23 @@ async def run_league(
     log_dir: Path | None = None,
     on_game: Callable[[GameOutcome], None] | None = None,
     executor: Executor | None = None,
+    remote: RemoteSeats | None = None,
 ) -> int:
     """Play every game of the league that the store does not hold yet; returns how many
     games this run stored. ``on_game`` is called for each newly stored game.
-    ``executor`` defaults to the one of the league file."""
+    ``executor`` defaults to the one of the league file. The league's remote bots play
+    over their connections to ``remote``, on the local executor only."""
+    remote_bots = [b.name for b in config.bots if b.remote]
+    missing = [n for n in remote_bots if remote is None or n not in remote.tokens]
+    if missing:
+        raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
     done = store.finished_ids()
     if executor is None:
         executor = executor_for(config)
+    if remote_bots and not isinstance(executor, LocalExecutor):
+        raise ValueError("remote bots can only play on the local executor")
     played = 0
 
     def record(outcome: GameOutcome) -> bool:
@@ -162,6 +185,7 @@ async def run_league(
         bots={b.name: b for b in config.bots},
         record=record,
         is_stored=store.has_game,
+        remote=remote,
     )
     await executor.play(job, pending_blocks(config, done))
     return played

@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -38,6 +38,9 @@ from .rules import actions as A
 from .rules.phases import REACT
 from .schedule import ScheduledGame
 from .settings import BotSpec
+
+if TYPE_CHECKING:
+    from .remote import RemoteSeats
 
 FAULT_POLICIES = ("forfeit", "strikes")
 
@@ -174,6 +177,53 @@ class BotSlot:
         if self._stop is not None:
             self._stop.set()
             self._stop = None
+
+
+class RemoteBotSlot:
+    """A remote bot of a match: the connection its owner opened (docs/remote.md),
+    taken from the remote seats when a game needs it and given back when the block is
+    over, so that a remote bot keeps one connection across blocks.
+
+    A bot that is not connected is waited for, up to the join deadline, before each
+    game it plays; with restarts off, a bot whose connection ended in an earlier game
+    of the block is not waited for again."""
+
+    def __init__(self, spec: BotSpec, settings: MatchSettings, seats: RemoteSeats) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.seats = seats
+        self.conn: BotConnection | None = None
+        #: Connections taken from the seats by this slot.
+        self.joins = 0
+
+    async def ready(self, join_by: float) -> BotConnection | BotFault:
+        """The bot's connection for the next game, waiting for it until ``join_by``
+        (Trio's clock) when it is not connected; the fault that forfeits it if it
+        cannot play."""
+        conn = self.conn
+        if conn is not None and await conn.check_idle():
+            return conn
+        if conn is not None:
+            await conn.process.kill()  # whatever is left of the connection
+            if not self.settings.restart:
+                why = conn.fault if conn.fault is not None else BotCrashed(conn.describe_exit())
+                return BotCrashed(
+                    f"the bot is not waited for after its connection ended in an earlier"
+                    f" game ({why.reason}: {why.detail})"
+                )
+            self.conn = None
+        conn = await self.seats.take(self.spec.name, join_by)
+        if conn is None:
+            return BotTimeout(f"did not join within {self.seats.join_timeout_s:g} s")
+        self.conn = conn
+        self.joins += 1
+        return conn
+
+    def stop(self) -> None:
+        """Give the connection back to the seats, for the bot's next block."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            self.seats.give_back(self.spec.name, conn)
 
 
 def _default_action(legal: Sequence[Action]) -> Action:
@@ -415,16 +465,21 @@ async def play_block(
     settings: MatchSettings,
     on_game: Callable[[GameOutcome], Awaitable[None] | None] | None = None,
     match_name: str = "match",
+    *,
+    remote: RemoteSeats | None = None,
 ) -> list[GameOutcome]:
     """Play ``games`` (all between the given bots) with one process per bot, started
     once and restarted after a crash when the settings allow it. ``games`` may be a
     generator: it is consumed one game at a time, so several blocks can share one.
 
+    Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
+    remote bot must not be in two blocks at once.
+
     Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
     group of the nursery that hosts the bots."""
     outcomes: list[GameOutcome] = []
     try:
-        await _play_games(games, bots, settings, on_game, match_name, outcomes)
+        await _play_games(games, bots, settings, on_game, match_name, outcomes, remote)
     except BaseExceptionGroup as group:
         raised = _unwrap(group)
     else:
@@ -458,14 +513,28 @@ async def _play_games(
     on_game: Callable[[GameOutcome], Awaitable[None] | None] | None,
     match_name: str,
     outcomes: list[GameOutcome],
+    remote: RemoteSeats | None,
 ) -> None:
     async with trio.open_nursery() as nursery:
-        slots = {
-            b.name: BotSlot(b, settings, safe_filename(match_name), nursery) for b in bots
-        }
+        slots: dict[str, BotSlot | RemoteBotSlot] = {}
+        for b in bots:
+            if not b.remote:
+                slots[b.name] = BotSlot(b, settings, safe_filename(match_name), nursery)
+            elif remote is None or b.name not in remote.tokens:
+                raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
+            else:
+                slots[b.name] = RemoteBotSlot(b, settings, remote)
         try:
             for game in games:
-                conns = [await slots[name].ready() for name in game.seats]
+                # Every remote seat of a game waits for its bot until the same deadline.
+                join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
+                conns: list[BotConnection | BotFault] = []
+                for name in game.seats:
+                    slot = slots[name]
+                    if isinstance(slot, RemoteBotSlot):
+                        conns.append(await slot.ready(join_by))
+                    else:
+                        conns.append(await slot.ready())
                 referee = GameReferee(game, conns, settings)
                 result = await referee.run()
                 path = None

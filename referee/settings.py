@@ -33,16 +33,31 @@ class SettingsError(Exception):
     """A setting that the referee cannot use; the message says where and why."""
 
 
+#: The command of a remote seat: ``NAME=remote`` on the command line.
+REMOTE = "remote"
+
+
 @attrs.frozen
 class BotSpec:
-    """A named bot: how to start it."""
+    """A named bot: how to start it, or None for a remote bot, which connects to the
+    referee over TCP (docs/remote.md)."""
 
     name: str
-    command: BotCommand
+    command: BotCommand | None
+
+    @property
+    def remote(self) -> bool:
+        return self.command is None
 
     @property
     def display(self) -> str:
-        return self.command.display
+        return REMOTE if self.command is None else self.command.display
+
+    def local_command(self) -> BotCommand:
+        """The command of a local bot; ValueError for a remote one."""
+        if self.command is None:
+            raise ValueError(f"bot {self.name!r} is remote: it has no command to start")
+        return self.command
 
 
 def make_command(
@@ -59,10 +74,18 @@ def make_command(
 
 
 def parse_bot_arg(text: str, index: int) -> BotSpec:
-    """A bot from the command line: ``COMMAND`` or ``NAME=COMMAND``."""
+    """A bot from the command line: ``COMMAND``, ``NAME=COMMAND``, or ``NAME=remote`` for
+    a remote seat."""
     name, sep, command = text.partition("=")
     if not sep or not NAME_PATTERN.match(name) or " " in name:
         name, command = "", text
+    if command.strip() == REMOTE:
+        if not name:
+            raise SettingsError(
+                f"bot {index + 1}: a remote seat needs a name: NAME=remote"
+                " (use ./remote for an executable of that name)"
+            )
+        return BotSpec(name, None)
     try:
         cmd = make_command(command)
     except ValueError as exc:
@@ -135,7 +158,7 @@ _LEAGUE_KEYS = {
     "fault_policy", "strikes", "executor",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
-_BOT_KEYS = {"name", "command", "cwd", "env", "limits"}
+_BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits"}
 _LIMIT_KEYS = {"address_space_mb", "cpu_seconds", "file_size_mb", "open_files"}
 _RULE_FLAGS = {
     "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
@@ -345,6 +368,13 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise SettingsError(f"{path}: a league needs at least two bots, found {len(bots)}")
     if kwargs.get("table_size", 2) > len(bots):
         raise fail("league", "table_size", f"is larger than the number of bots ({len(bots)})")
+    remote = [b.name for b in bots if b.remote]
+    if remote and kwargs.get("executor", "local") != "local":
+        raise fail(
+            "league", "executor",
+            f"remote bots ({', '.join(remote)}) connect to this referee: they need the"
+            ' "local" executor',
+        )
     return LeagueConfig(path=path, bots=tuple(bots), **kwargs)
 
 
@@ -357,18 +387,32 @@ def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
 
 def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
     if not isinstance(entry, dict):
-        raise fail("bots", None, "must be a table with a name and a command", i)
+        raise fail("bots", None, "must be a table with a name and a command (or remote = true)", i)
     for key in entry:
         if key not in _BOT_KEYS:
             raise fail("bots", key, f"unknown key (known: {', '.join(sorted(_BOT_KEYS))})", i)
     name = entry.get("name")
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise fail("bots", "name", "needs a name of letters, digits and _.+- (up to 64)", i)
+    remote = entry.get("remote", False)
+    if not isinstance(remote, bool):
+        raise fail("bots", "remote", "must be true or false", i)
+    if remote:
+        for key in ("command", "cwd", "env", "limits"):
+            if key in entry:
+                raise fail(
+                    "bots", key, f"a remote bot (remote = true) has no {key}: it runs"
+                    " elsewhere and connects to the referee", i,
+                )
+        return BotSpec(name, None)
     command = entry.get("command")
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
         command = shlex.join(command)
     if not isinstance(command, str) or not command.strip():
-        raise fail("bots", "command", "needs a command (a string or a list of strings)", i)
+        raise fail(
+            "bots", "command",
+            "needs a command (a string or a list of strings), or remote = true", i,
+        )
     cwd = entry.get("cwd")
     if cwd is not None:
         if not isinstance(cwd, str):

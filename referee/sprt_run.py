@@ -8,7 +8,9 @@ as soon as the SPRT accepts a hypothesis or the game cap is reached.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
@@ -17,6 +19,9 @@ from .match import GameOutcome, MatchSettings, play_block
 from .ratings import Sprt, SprtState
 from .schedule import ScheduledGame, block_games, derive_seed
 from .settings import BotSpec
+
+if TYPE_CHECKING:
+    from .remote import RemoteSeats
 
 EXIT_H1 = 0
 EXIT_H0 = 1
@@ -55,9 +60,15 @@ async def run_sprt(
     seed: int = 0,
     concurrency: int = 1,
     on_pair: Callable[[SprtState], None] | None = None,
+    remote: RemoteSeats | None = None,
 ) -> SprtOutcome:
+    """Play duplicate pairs until the SPRT decides or ``max_games`` were started. With a
+    remote bot (over its connection to ``remote``) the games are played one at a time,
+    whatever ``concurrency`` says: the bot has one connection."""
     if new.name == old.name:
         raise ValueError(f"NEW and OLD need different names (both are {new.name!r})")
+    if new.remote or old.remote:
+        concurrency = 1
     state = sprt.start()
     games_started = 0
     played = 0
@@ -94,7 +105,10 @@ async def run_sprt(
     async with trio.open_nursery() as nursery:
         for worker in range(max(1, concurrency)):
             nursery.start_soon(
-                play_block, shared, [new, old], settings, record, f"sprt-{worker}"
+                functools.partial(
+                    play_block, shared, [new, old], settings, record, f"sprt-{worker}",
+                    remote=remote,
+                )
             )
     return SprtOutcome(state, played, forfeits)
 
