@@ -48,14 +48,25 @@ def add_remote_args(parser: argparse.ArgumentParser) -> None:
                        help="the private key of --tls-cert (PEM)")
 
 
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is at the time of each message."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
+
 def log_to_stderr(prefix: str) -> None:
     """Show the referee's INFO messages on stderr, each line after ``prefix``."""
     logger = logging.getLogger("referee")
-    if any(getattr(h, "_taki_cli", False) for h in logger.handlers):
-        return
-    handler = logging.StreamHandler(sys.stderr)
+    for handler in list(logger.handlers):
+        if isinstance(handler, _StderrHandler):
+            logger.removeHandler(handler)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter(f"{prefix}: %(message)s"))
-    handler._taki_cli = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
 

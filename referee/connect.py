@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -139,7 +140,7 @@ async def connect_bot(
         try:
             tcp = await trio.open_tcp_stream(host, port)
         except OSError as exc:
-            raise ConnectError(f"cannot connect to {where}: {exc.strerror or exc}") from None
+            raise ConnectError(f"cannot connect to {where}: {_why(exc)}") from None
     if scope.cancelled_caught:
         raise ConnectError(f"cannot connect to {where}: no answer within {CONNECT_TIMEOUT_S:g} s")
     stream: trio.abc.Stream = tcp
@@ -214,6 +215,17 @@ async def _session(
             raise ConnectError(f"the referee at {where} closed the connection")
         raise ConnectError(f"the bot {bot.status()} before the referee ended the session"
                            f"{_tail(bot)}")
+
+
+def _why(exc: OSError) -> str:
+    """What went wrong with a connection attempt; for several addresses, with the first
+    address's reason (e.g. "Connection refused")."""
+    cause = exc.__cause__
+    while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+        cause = cause.exceptions[0]
+    if isinstance(cause, OSError) and cause.errno:
+        return os.strerror(cause.errno)
+    return exc.strerror or str(exc)
 
 
 def _tail(bot: BotProcess) -> str:

@@ -36,6 +36,7 @@ from referee.connect import ConnectError, client_tls_context, connect_bot
 from referee.league import run_league
 from referee.match import GameOutcome, MatchSettings, play_block
 from referee.process import BotCommand
+from referee.ratings import Sprt
 from referee.remote import (
     RateLimiter,
     RemoteSeats,
@@ -47,6 +48,7 @@ from referee.remote import (
 )
 from referee.replay import Replay, verify
 from referee.settings import BotSpec, SettingsError, load_league, parse_bot_arg
+from referee.sprt_run import run_sprt
 from referee.store import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -277,6 +279,22 @@ remote = true
     assert client.error is None and client.result is not None
 
 
+async def test_sprt_with_a_remote_bot(tmp_path: Path) -> None:
+    """Its games are played one at a time, whatever the concurrency."""
+    client = Client()
+    with trio.fail_after(30):
+        async with (
+            trio.open_nursery() as nursery,
+            open_remote_seats(["new"], LOOPBACK, join_timeout_s=10) as seats,
+        ):
+            nursery.start_soon(client.run, seats, "new", random_command(2))
+            outcome = await run_sprt(remote("new"), random_bot(1), Sprt(0, 10), settings(tmp_path),
+                                     max_games=4, concurrency=2, remote=seats)
+    assert outcome.games == 4 and outcome.state.pairs == 2
+    assert outcome.forfeits == {}
+    assert seats.joined == 1 and client.error is None
+
+
 # ------------------------------------------------------------------------- transports
 
 
@@ -388,13 +406,16 @@ async def test_connect_command_exits_non_zero_on_a_wrong_token(tmp_path: Path) -
     assert seats.refused["unknown_token"] == 1
 
 
-def test_connect_command_cannot_reach_a_referee(tmp_path: Path) -> None:
+def test_connect_command_cannot_reach_a_referee(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     code = main(["connect", f"127.0.0.1:{port}", "--token", "t", "--", "python",
                  str(RANDOM_BOT)])
     assert code == 1
+    assert f"cannot connect to 127.0.0.1:{port}: Connection refused" in capsys.readouterr().err
 
 
 GATED_BOT = """\
