@@ -347,27 +347,20 @@ class GameReferee:
         legal = list(self.state.legal_actions(seat))
         clock = self.clocks[seat]
         wire_legal = [a.to_wire() for a in legal]
+        request = React if react else Decide
+        allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
+        deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
         try:
-            if react:
-                msg: Decide | React = React(
-                    id=conn.next_id(),
-                    view=self._view(seat),
-                    legal=wire_legal,
-                    time_left_ms=clock.time_left_ms(),
-                    deadline_ms=clock.reaction_allowed_ms(),
-                )
-                answer, elapsed = await conn.request(msg, clock.reaction_deadline_ms())
-                verdict = clock.check_reaction(elapsed)
-            else:
-                msg = Decide(
-                    id=conn.next_id(),
-                    view=self._view(seat),
-                    legal=wire_legal,
-                    time_left_ms=clock.time_left_ms(),
-                    deadline_ms=clock.allowed_ms(),
-                )
-                answer, elapsed = await conn.request(msg, clock.deadline_ms())
-                verdict = clock.charge(elapsed)
+            msg = request(
+                id=conn.next_id(),
+                view=self._view(seat),
+                legal=wire_legal,
+                time_left_ms=clock.time_left_ms(),
+                deadline_ms=allowed,
+            )
+            answer, elapsed = await conn.request(msg, deadline)
+            # A reaction is judged on its own allowance; a decision is charged to the bank.
+            verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
         except BotTimeout as fault:
             if not react:
                 clock.charge(clock.deadline_ms() + 1)

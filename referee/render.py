@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .replay import Replay, ReplayError
-from .rules import PHASE_NAMES, Action, GameState, IllegalActionError, cards, event_for
+from .replay import Replay, ReplayError, apply_entry
+from .rules import PHASE_NAMES, GameState, cards, event_for
 
 __all__ = [
     "describe_entry",
@@ -105,15 +105,11 @@ def _simulate(replay: Replay) -> tuple[list[dict[str, Any]], GameState]:
     steps = [{**_snapshot(state, 0), "entry": None, "label": "the deal"}]
     for index, entry in enumerate(replay.log):
         since = len(state.events)
+        apply_entry(state, index, entry)
         try:
-            if "forfeit" in entry:
-                state.forfeit(int(entry["forfeit"]), str(entry["reason"]), str(entry["detail"]))
-            else:
-                action = Action.from_wire(entry["action"])
-                state.apply(action, int(entry["seat"]), last_card=bool(entry["last_card"]))
             label = describe_entry(entry, replay.bots)
-        except (IllegalActionError, ValueError, KeyError, TypeError) as exc:
-            raise ReplayError(f"log entry {index} does not apply: {exc}") from None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ReplayError(f"log entry {index} cannot be described: {exc}") from None
         steps.append({**_snapshot(state, since), "entry": entry, "label": label})
     return steps, state
 

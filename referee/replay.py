@@ -113,19 +113,25 @@ class Replay:
         return cls.from_wire(data)
 
 
+def apply_entry(state: GameState, index: int, entry: dict[str, Any]) -> None:
+    """Apply log entry number ``index`` (an action or a forfeit) to ``state``; raises
+    ReplayError when it does not apply."""
+    try:
+        if "forfeit" in entry:
+            state.forfeit(int(entry["forfeit"]), str(entry["reason"]), str(entry["detail"]))
+        else:
+            action = Action.from_wire(entry["action"])
+            state.apply(action, int(entry["seat"]), last_card=bool(entry["last_card"]))
+    except (IllegalActionError, ValueError, KeyError, TypeError) as exc:
+        raise ReplayError(f"log entry {index} does not apply: {exc}") from None
+
+
 def replay_states(replay: Replay) -> GameState:
     """Re-simulate the whole log; raises ReplayError at the first entry that does not
     apply. Returns the final state."""
     state = replay.new_game()
     for index, entry in enumerate(replay.log):
-        try:
-            if "forfeit" in entry:
-                state.forfeit(int(entry["forfeit"]), str(entry["reason"]), str(entry["detail"]))
-            else:
-                action = Action.from_wire(entry["action"])
-                state.apply(action, int(entry["seat"]), last_card=bool(entry["last_card"]))
-        except (IllegalActionError, ValueError, KeyError, TypeError) as exc:
-            raise ReplayError(f"log entry {index} does not apply: {exc}") from None
+        apply_entry(state, index, entry)
     return state
 
 

@@ -105,21 +105,10 @@ def _plain_problem(value: object, depth: int) -> tuple[str, str] | None:
         return "", f"is nested deeper than {MAX_NESTING} levels"
     if len(value) > MAX_CONTAINER_LEN:
         return "", f"has more than {MAX_CONTAINER_LEN} elements"
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            kind = type(item)
-            if kind is str and item.isascii():
-                continue
-            if kind is bool or item is None:
-                continue
-            if kind is int and _INT64_MIN <= item <= _UINT64_MAX:
-                continue
-            problem = _plain_problem(item, depth + 1)
-            if problem is not None:
-                return f"[{index}]{problem[0]}", problem[1]
-        return None
-    for key, item in value.items():
-        if type(key) is not str or not key.isascii():
+    is_map = isinstance(value, dict)
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in pairs:
+        if is_map and (type(key) is not str or not key.isascii()):
             if not isinstance(key, str):
                 return "", f"has a key that is {wire_type_name(key)}, not a string"
             problem = _utf8_problem(key)
@@ -134,7 +123,8 @@ def _plain_problem(value: object, depth: int) -> tuple[str, str] | None:
             continue
         problem = _plain_problem(item, depth + 1)
         if problem is not None:
-            return f".{key}{problem[0]}", problem[1]
+            where = f".{key}" if is_map else f"[{key}]"
+            return where + problem[0], problem[1]
     return None
 
 
