@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from referee.league import league_size, pending_blocks, rated_games, run_league
+from referee.league import deals_per_unit, league_size, pending_blocks, rated_games, run_league
 from referee.ratings import rate
 from referee.settings import load_league
 from referee.store import ResultStore, StoreError
@@ -121,6 +121,30 @@ def test_pending_blocks_skip_finished_games(tmp_path: Path) -> None:
     ]
     # A block with one game left is played with just that game; empty blocks vanish.
     assert [len(block) for block in remaining] == [1, 1, 2, 2, 2]
+
+
+def test_units_of_work_play_several_deals_of_one_table(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=5))
+    everything = [g.game_id for block in pending_blocks(config, set()) for g in block]
+    units = list(pending_blocks(config, set(), deals=2))
+    assert [g.game_id for unit in units for g in unit] == everything
+    for unit in units:
+        assert len({frozenset(g.seats) for g in unit}) == 1  # one table: one set of bots
+        assert len({g.deal for g in unit}) <= 2
+    # Three bots in pairs: three tables of five deals, in units of two, two and one deal.
+    assert [len({g.deal for g in unit}) for unit in units] == [2, 2, 1] * 3
+    done = {g.game_id for g in units[0]}
+    assert [g.game_id for unit in pending_blocks(config, done, deals=2) for g in unit] == [
+        g for g in everything if g not in done
+    ]
+
+
+def test_deals_per_unit_keeps_every_place_busy(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=6))
+    tables = len(config.bots) * (len(config.bots) - 1) // 2
+    per_unit = deals_per_unit(config)
+    assert 1 <= per_unit <= config.deals
+    assert tables * config.deals / per_unit >= 2 * config.concurrency
 
 
 async def test_a_database_holds_one_league(tmp_path: Path) -> None:
