@@ -174,22 +174,28 @@ async def _session(
     stderr_path: Path | None,
     startup_timeout_s: float,
 ) -> str:
-    await stream.send_all(pack_message(BotHello(name=name, token=token)))
-    with trio.move_on_after(ANSWER_TIMEOUT_S) as scope:
-        answer, frame, rest = await _read_message(
-            lambda: stream.receive_some(RECEIVE_CHUNK_BYTES), "the referee's connection"
-        )
-    if scope.cancelled_caught:
-        raise ConnectError(f"the referee at {where} did not answer within {ANSWER_TIMEOUT_S:g} s")
-    if isinstance(answer, Error):
-        raise ConnectError(f"the referee at {where} refused the bot: {answer.message}")
-    if not isinstance(answer, Hello):
-        raise ConnectError(f"the referee's first message is {answer.TYPE!r}, not 'hello'")
-    if answer.protocol != PROTOCOL_VERSION:
-        raise ConnectError(f"the referee speaks protocol {answer.protocol}, not {PROTOCOL_VERSION}")
-    log.info("connected to %s (%s) as %s", where, answer.referee, name)
-
+    # The bot starts while the referee checks the token, so its start-up does not eat
+    # into the time of its first decision.
     async with open_bot_process(command, stderr_path=stderr_path) as bot:
+        await stream.send_all(pack_message(BotHello(name=name, token=token)))
+        with trio.move_on_after(ANSWER_TIMEOUT_S) as scope:
+            answer, frame, rest = await _read_message(
+                lambda: stream.receive_some(RECEIVE_CHUNK_BYTES), "the referee's connection"
+            )
+        if scope.cancelled_caught:
+            raise ConnectError(
+                f"the referee at {where} did not answer within {ANSWER_TIMEOUT_S:g} s"
+            )
+        if isinstance(answer, Error):
+            raise ConnectError(f"the referee at {where} refused the bot: {answer.message}")
+        if not isinstance(answer, Hello):
+            raise ConnectError(f"the referee's first message is {answer.TYPE!r}, not 'hello'")
+        if answer.protocol != PROTOCOL_VERSION:
+            raise ConnectError(
+                f"the referee speaks protocol {answer.protocol}, not {PROTOCOL_VERSION}"
+            )
+        log.info("connected to %s (%s) as %s", where, answer.referee, name)
+
         try:
             await bot.send(frame + rest)
             with trio.move_on_after(startup_timeout_s) as scope:
