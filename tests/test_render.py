@@ -12,7 +12,6 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +22,6 @@ from referee.replay import Replay, ReplayError, replay_states, verify
 from referee.rules import Rules, event_for
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 
 def played_replay(seed: int = 11, forfeit_at: int = 25) -> Replay:
@@ -144,35 +138,6 @@ def test_the_page_is_self_contained_and_its_data_survives_any_name(replay: Repla
 # --------------------------------------------------------------------- browser
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is needed for the browser tests: ./tasks test installs it")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def open_page(browser: Any, path: Path) -> tuple[Any, list[str]]:
-    """A page showing ``path``; anything it asks from a network is refused and listed,
-    with every script error, in the returned list."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    problems: list[str] = []
-
-    def refuse(route: Any) -> None:
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            problems.append(f"request to {route.request.url}")
-            route.abort()
-
-    page.route("**/*", refuse)
-    page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.goto(path.as_uri())
-    return page, problems
 
 
 def shown_sizes(page: Any) -> list[int]:
@@ -193,10 +158,12 @@ def shown_step(page: Any) -> int:
     return int(match.group(1))
 
 
-def test_the_viewer_steps_through_the_game(browser: Any, replay: Replay, tmp_path: Path) -> None:
+def test_the_viewer_steps_through_the_game(
+    open_page: Any, replay: Replay, tmp_path: Path
+) -> None:
     target = tmp_path / "game.html"
     target.write_text(render_html(replay), encoding="utf-8")
-    page, problems = open_page(browser, target)
+    page, problems = open_page(target)
     last = len(replay.log)
 
     assert shown_step(page) == 0
@@ -272,7 +239,7 @@ def referee_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "referee.cli"]
 
 
-def test_render_command_on_a_real_match(browser: Any, tmp_path: Path) -> None:
+def test_render_command_on_a_real_match(open_page: Any, tmp_path: Path) -> None:
     bots = ["python sample_bots/greedy_bot.py", "python sample_bots/random_bot.py 3"]
     replays = tmp_path / "replays"
     subprocess.run(
@@ -286,7 +253,7 @@ def test_render_command_on_a_real_match(browser: Any, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     replay = Replay.load(source)
-    page, problems = open_page(browser, target)
+    page, problems = open_page(target)
     page.keyboard.press("End")
     assert shown_step(page) == len(replay.log)
     assert shown_sizes(page) == replay_states(replay).sizes

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,6 @@ from referee.report import load_report, rating_history, render_report, replay_li
 from referee.store import GameRecord, ResultStore, SeatRecord
 
 REPO = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 
 
 def game(game_id: str, places: dict[str, int], *, replay: str | None = None,
@@ -166,18 +160,7 @@ command = "python {repo}/sample_bots/random_bot.py 2"
 """
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is needed for the browser tests: ./tasks test installs it")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def test_report_of_a_league_in_the_browser(browser: Any, tmp_path: Path) -> None:
+def test_report_of_a_league_in_the_browser(open_page: Any, tmp_path: Path) -> None:
     league = tmp_path / "league.toml"
     league.write_text(textwrap.dedent(LEAGUE.format(repo=REPO)))
     db = tmp_path / "results.sqlite"
@@ -195,19 +178,7 @@ def test_report_of_a_league_in_the_browser(browser: Any, tmp_path: Path) -> None
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
-    page = browser.new_page(viewport={"width": 1300, "height": 900})
-    problems: list[str] = []
-
-    def refuse(route: Any) -> None:
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            problems.append(f"request to {route.request.url}")
-            route.abort()
-
-    page.route("**/*", refuse)
-    page.on("pageerror", lambda exc: problems.append(str(exc)))
-    page.goto(out.as_uri())
+    page, problems = open_page(out, width=1300, height=900)
 
     bots = {"greedy", "random", "random-2"}
     chart_bots = page.locator("#elo-chart g.bot").evaluate_all(

@@ -1,0 +1,57 @@
+"""Fixtures shared by the test modules."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: Debian's Chromium, which ``./tasks test`` installs; the browser tests fail without it.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+PageOpener = Callable[..., tuple[Any, list[str]]]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """A headless Chromium driven by Playwright."""
+    from playwright import sync_api
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is needed for the browser tests: ./tasks test installs it")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser: Any) -> PageOpener:
+    """``open_page(path, width=1400, height=1000)``: a page showing a local file. Any
+    request it makes to a network is refused and listed, with every script error and
+    console error, in the list returned beside the page."""
+
+    def open_(path: Path, width: int = 1400, height: int = 1000) -> tuple[Any, list[str]]:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        problems: list[str] = []
+
+        def refuse(route: Any) -> None:
+            if route.request.url.startswith("file://"):
+                route.continue_()
+            else:
+                problems.append(f"request to {route.request.url}")
+                route.abort()
+
+        page.route("**/*", refuse)
+        page.on("pageerror", lambda exc: problems.append(f"script error: {exc}"))
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.goto(path.as_uri())
+        return page, problems
+
+    return open_
