@@ -319,12 +319,10 @@ async def test_ipv6_loopback(tmp_path: Path) -> None:
     assert clients["far"].error is None
 
 
-def tls_files(tmp_path: Path) -> tuple[Path, Path, Path] | None:
+def tls_files(tmp_path: Path) -> tuple[Path, Path, Path]:
     """A CA and a certificate for 127.0.0.1 it signed: (ca, cert chain, key)."""
-    try:
-        import trustme
-    except ImportError:
-        return None
+    import trustme  # in the test extra: the TLS test fails without it
+
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1", "localhost")
     paths = tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem"
@@ -335,10 +333,7 @@ def tls_files(tmp_path: Path) -> tuple[Path, Path, Path] | None:
 
 
 async def test_tls_round_trip(tmp_path: Path) -> None:
-    files = tls_files(tmp_path)
-    if files is None:
-        pytest.skip("trustme is not installed: no certificate to test TLS with")
-    ca, cert, key = files
+    ca, cert, key = tls_files(tmp_path)
     client = Client()
     plain = Client()
     with trio.fail_after(30):
