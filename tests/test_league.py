@@ -14,11 +14,13 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import psutil
 import pytest
 
 from referee.league import deals_per_unit, league_size, pending_blocks, rated_games, run_league
 from referee.ratings import rate
+from referee.replay import Replay, verify
 from referee.settings import load_league
 from referee.store import ResultStore, StoreError
 
@@ -64,7 +66,8 @@ command = "{RANDOM} 2"
 
 
 async def test_small_league_rates_the_strong_bot_first(tmp_path: Path) -> None:
-    config = load_league(league_file(tmp_path, deals=5))
+    config = attrs.evolve(load_league(league_file(tmp_path, deals=5)),
+                          replay_dir=tmp_path / "replays")
     assert league_size(config) == 3 * 5 * 2
     with ResultStore(tmp_path / "r.sqlite") as store:
         played = await run_league(config, store, log_dir=tmp_path / "logs")
@@ -86,6 +89,11 @@ async def test_small_league_rates_the_strong_bot_first(tmp_path: Path) -> None:
         assert sorted(s.place for s in g.seats) == [1, 2]
     assert len(blocks) == 15
     assert all(len(seeds) == 2 and len(set(seeds)) == 1 for seeds in blocks.values())
+    # Every game's replay re-plays to the result stored for it.
+    for g in games:
+        assert g.replay is not None
+        result = verify(Replay.load(Path(g.replay)))
+        assert [s.place for s in sorted(g.seats, key=lambda s: s.seat)] == list(result.places)
 
 
 async def test_forfeits_are_counted(tmp_path: Path) -> None:
