@@ -28,8 +28,10 @@ How the guarantee is kept:
   :class:`~referee.faults.BotCrashed`, and cleanup stops draining stderr
   after :data:`STDERR_DRAIN_S`.
 
-On Linux the bot also gets a parent-death signal: if the referee itself is killed
-(even by SIGKILL, when none of its cleanup can run), the kernel kills the bot.
+If the referee itself is killed by SIGKILL, none of this runs: the bot's input closes
+and a bot that reads it exits. (A parent-death signal cannot do better here: Trio starts
+processes from a worker thread, and the kernel sends that signal when the starting
+*thread* ends, which Trio's thread cache does after a few idle seconds.)
 
 Limitation: a descendant that leaves the process group (``setsid`` or
 ``setpgid``) before cleanup is out of reach of the group kill and survives the
@@ -44,7 +46,6 @@ by everything the bot forks, but each process gets its own budget.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import math
 import os
 import resource
@@ -52,7 +53,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -254,40 +254,15 @@ def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> s
     return found
 
 
-def _parent_death_signal() -> Callable[[], None] | None:
-    """On Linux, a function for the child that asks the kernel to SIGKILL it when the
-    referee dies, even by SIGKILL, when no cleanup code can run. None elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the referee died before the signal was armed
-            os._exit(1)
-
-    return arm
-
-
-_PR_SET_PDEATHSIG = 1
-
-
 def _make_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None] | None:
-    arm = _parent_death_signal()
-    if not limits and arm is None:
+    if not limits:
         return None
 
-    def prepare_child() -> None:  # runs in the child, between fork and exec
-        if arm is not None:
-            arm()
+    def apply_limits() -> None:  # runs in the child, between fork and exec
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
 
-    return prepare_child
+    return apply_limits
 
 
 def _describe_spawn_error(exc: BaseException) -> str:
