@@ -72,6 +72,11 @@ class FrameScanner:
         self._pos = 0  # offset of the next header to read (may exceed the data so far)
         self._pending = 1  # values still to be read before the top-level value is complete
 
+    @property
+    def at_start(self) -> bool:
+        """True when nothing of the current value has been measured yet."""
+        return self._pos == 0 and self._pending == 1
+
     def scan(self, buffer: bytes | bytearray) -> int | None:
         """Return the byte length of the complete value at the start of ``buffer``.
 

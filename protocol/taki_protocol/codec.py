@@ -102,6 +102,32 @@ def _unpack_frame(frame: bytes) -> object:
         raise RemoteProtocolError(f"message is not valid msgpack: {detail}") from None
 
 
+def _decode_whole(buffer: bytearray, max_size: int) -> tuple[object, int] | None:
+    """A message map that lies whole at the start of ``buffer``, decoded in one step,
+    with its encoded length; None when that is not plainly so (an incomplete message,
+    bad bytes, a broken limit), and the checked path then gives the precise verdict."""
+    limit = min(len(buffer), MAX_CONTAINER_LEN)  # a whole message has a byte per element
+    try:
+        obj = msgpack.unpackb(
+            buffer,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=min(len(buffer), max_size),
+            max_bin_len=0,
+            max_ext_len=0,
+            max_array_len=limit,
+            max_map_len=limit,
+        )
+        length = len(buffer)
+    except msgpack.ExtraData as extra:
+        obj, length = extra.unpacked, len(buffer) - len(extra.extra)
+    except Exception:  # judged again, precisely, by the frame scanner
+        return None
+    if length > max_size or not isinstance(obj, dict):
+        return None
+    return obj, length
+
+
 def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
     """Decode exactly one complete encoded message, outside of any conversation.
 
@@ -118,7 +144,14 @@ def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
 class Codec:
     """Both directions of one referee-bot connection, for the side given by ``role``."""
 
-    def __init__(self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
+    def __init__(
+        self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE, trust_peer: bool = False
+    ) -> None:
+        """``trust_peer`` (for a bot talking to its referee) decodes a message that has
+        arrived whole in one step, without first measuring its headers. The checks of
+        every message are the same; what is given up is only the guarantee that a
+        hostile peer cannot make the decoder reserve memory for containers it announces
+        and never sends. The referee never trusts its bots."""
         if role not in ("referee", "bot"):
             raise ValueError(f"role must be 'referee' or 'bot', not {role!r}")
         self._role: Role = role
@@ -127,6 +160,7 @@ class Codec:
         self._max_size = max_message_size
         self._buffer = bytearray()
         self._scanner = FrameScanner(max_message_size, MAX_CONTAINER_LEN)
+        self._trust_peer = trust_peer
         self._eof = False
         self._failure: RemoteProtocolError | None = None
         # The conversation, identical on both sides.
@@ -193,20 +227,29 @@ class Codec:
 
     def _next_message(self) -> Message | Sentinel:
         while True:
-            length = self._scanner.scan(self._buffer)
-            if length is None:
-                if not self._eof:
-                    return NEED_DATA
-                if self._buffer:
-                    raise RemoteProtocolError(
-                        f"stream closed in the middle of a message ({len(self._buffer)}"
-                        " bytes received)"
-                    )
-                return EOF
-            frame = bytes(self._buffer[:length])
-            del self._buffer[:length]
-            self._scanner.reset()
-            obj = _unpack_frame(frame)
+            whole = (
+                _decode_whole(self._buffer, self._max_size)
+                if self._trust_peer and self._buffer and self._scanner.at_start
+                else None
+            )
+            if whole is not None:
+                obj, taken = whole
+                del self._buffer[:taken]
+            else:
+                length = self._scanner.scan(self._buffer)
+                if length is None:
+                    if not self._eof:
+                        return NEED_DATA
+                    if self._buffer:
+                        raise RemoteProtocolError(
+                            f"stream closed in the middle of a message ({len(self._buffer)}"
+                            " bytes received)"
+                        )
+                    return EOF
+                frame = bytes(self._buffer[:length])
+                del self._buffer[:length]
+                self._scanner.reset()
+                obj = _unpack_frame(frame)
             kind = obj.get("type") if isinstance(obj, dict) else None
             cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None
             if cls is not None and cls not in self._incoming:

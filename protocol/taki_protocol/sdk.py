@@ -79,6 +79,30 @@ def _reader(stream: BinaryIO) -> Callable[[], bytes]:
     return lambda: os.read(fd, _READ_SIZE)
 
 
+def _writer(stream: BinaryIO) -> Callable[[bytes], None]:
+    """A function writing a whole message at once: straight to the file descriptor
+    when there is one (nothing is left in a buffer), else write and flush."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = -1
+    if fd < 0:
+
+        def write_and_flush(data: bytes) -> None:
+            stream.write(data)
+            stream.flush()
+
+        return write_and_flush
+    stream.flush()  # whatever was written before must not come after our messages
+
+    def write_fd(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+
+    return write_fd
+
+
 @contextmanager
 def _stdout_to_stderr() -> Iterator[None]:
     saved = sys.stdout
@@ -125,11 +149,9 @@ def _serve(
     out: BinaryIO,
 ) -> None:
     read = _reader(sys.stdin.buffer if stdin is None else stdin)
-    codec = Codec("bot")
+    codec = Codec("bot", trust_peer=True)  # the referee is the bot's trusted peer
 
-    def write(data: bytes) -> None:
-        out.write(data)
-        out.flush()
+    write = _writer(out)
 
     try:
         while True:

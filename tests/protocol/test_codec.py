@@ -540,3 +540,43 @@ def test_unpack_message() -> None:
         unpack_message(data[:-1])
     with pytest.raises(RemoteProtocolError, match="1 bytes follow"):
         unpack_message(data + b"\x00")
+
+
+# ---------------------------------------------------------------- a trusted peer
+
+
+@given(cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=8))
+def test_trusted_peer_decodes_like_the_checked_path(cuts: list[int]) -> None:
+    """A bot's codec that trusts its referee gives the same messages, however the
+    stream is cut, as the codec that measures every header first."""
+    stream = b"".join(pack_message(m) for m in (HELLO, GAME_START, decide(7), react(8)))
+    bounds = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    results = []
+    for trusted in (False, True):
+        bot = Codec("bot", trust_peer=trusted)
+        bot.send(BOT_HELLO)
+        received: list[Message] = []
+        for start, end in itertools.pairwise(bounds):
+            bot.receive_data(stream[start:end])
+            for item in drain(bot):
+                if isinstance(item, Decide | React):
+                    bot.send(Answer(id=item.id, choice=0))
+                if not isinstance(item, Sentinel):
+                    received.append(item)
+        results.append(received)
+    assert results[0] == results[1] == [HELLO, GAME_START, decide(7), react(8)]
+
+
+@settings(max_examples=300)
+@given(data=st.binary(max_size=200))
+def test_trusted_peer_judges_bad_bytes_like_the_checked_path(data: bytes) -> None:
+    verdicts = []
+    for trusted in (False, True):
+        codec = Codec("bot", trust_peer=trusted)
+        codec.receive_data(data)
+        codec.receive_data(b"")
+        try:
+            verdicts.append(("ok", drain(codec)))
+        except RemoteProtocolError as exc:
+            verdicts.append(("error", str(exc)))
+    assert verdicts[0][0] == verdicts[1][0]
