@@ -33,7 +33,7 @@ def _snapshot(state: GameState, since: int) -> dict[str, Any]:
     """Everything the page shows about ``state``, with the events from ``since`` on."""
     phase = PHASE_NAMES[state.phase]
     return {
-        "hands": [cards.sorted_names(state.hand(seat)) for seat in range(state.players)],
+        "hands": [[cards.NAMES[c] for c in state.hand(seat)] for seat in range(state.players)],
         "sizes": list(state.sizes),
         "active": list(state.active),
         "leading_card": cards.NAMES[state.lead],

@@ -22,7 +22,7 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
     return {
         "seat": seat,
         "players": state.players,
-        "hand": C.sorted_names(state.hand(seat)),
+        "hand": [C.NAMES[c] for c in state.hand(seat)],  # hand() is sorted already
         "hand_sizes": list(state.sizes),
         "active": list(state.active),
         "stages": None if state.stages is None else list(state.stages),
