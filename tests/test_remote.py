@@ -499,15 +499,16 @@ def test_hostile_peers_are_refused_while_a_game_goes_on(tmp_path: Path) -> None:
     referee = subprocess.Popen(
         [str(CLI), "match", f"python {RANDOM_BOT} 1", "far=remote", "--games", "2",
          "--move-ms", "30000", "--listen", "127.0.0.1:0", "--tokens", str(tokens),
-         "--join-timeout", "20", "--replay-dir", str(tmp_path / "replays"),
+         "--join-timeout", "60", "--replay-dir", str(tmp_path / "replays"),
          "--log-dir", str(tmp_path / "logs"), "--json"],
         stdout=subprocess.PIPE, stderr=ref_err, cwd=tmp_path,
     )
     client = None
     try:
-        wait_for(tokens.exists, 10, "the tokens file")
+        # Generous waits: starting two commands can take seconds on a loaded machine.
+        wait_for(tokens.exists, 60, "the tokens file")
         stderr = tmp_path / "referee.err"
-        wait_for(lambda: "listen on" in stderr.read_text(), 10, "the listening address")
+        wait_for(lambda: "listen on" in stderr.read_text(), 60, "the listening address")
         port = int(stderr.read_text().split("listen on 127.0.0.1:")[1].split()[0])
         address = ("127.0.0.1", port)
         token = tokens.read_text().split()[1]
@@ -516,7 +517,7 @@ def test_hostile_peers_are_refused_while_a_game_goes_on(tmp_path: Path) -> None:
              "python", str(tmp_path / "gated_bot.py"), str(gate), str(waiting)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
-        wait_for(waiting.exists, 15, "the remote bot's first decision")
+        wait_for(waiting.exists, 60, "the remote bot's first decision")
         ref = psutil.Process(referee.pid)
         before = ref.memory_info().rss
 
