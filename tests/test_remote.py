@@ -470,11 +470,15 @@ def burst(address: tuple[str, int], count: int) -> tuple[int, int]:
             sock.close()
 
 
-def slowloris(address: tuple[str, int], result: dict[str, float]) -> None:
-    """Send a bot_hello one byte every 0.3 s: never complete within 2 s."""
+def slowloris(
+    address: tuple[str, int], result: dict[str, float], connected: threading.Event
+) -> None:
+    """Send a bot_hello one byte every 0.3 s: never complete within 2 s. ``connected`` is
+    set once the connection is in the referee's accept queue."""
     data = hello_bytes("x" * 40)
     with socket.create_connection(address, timeout=5) as sock:
         start = time.monotonic()
+        connected.set()
         try:
             for byte in data:
                 sock.sendall(bytes([byte]))
@@ -541,8 +545,11 @@ def test_hostile_peers_are_refused_while_a_game_goes_on(tmp_path: Path) -> None:
             reason="crash", message="hi")))[0])
         # A peer that trickles its hello is cut off at 2 s, while bursts come and go.
         slow: dict[str, float] = {}
-        thread = threading.Thread(target=slowloris, args=(address, slow))
+        connected = threading.Event()
+        thread = threading.Thread(target=slowloris, args=(address, slow, connected))
         thread.start()
+        # Queued ahead of the bursts, so the rate limit cannot be what closes it.
+        assert connected.wait(10)
         closed_1, open_1 = burst(address, 200)
         closed_2, open_2 = burst(address, 200)
         thread.join(10)
