@@ -24,6 +24,7 @@ from taki_protocol import (
     GameStart,
     React,
     Standing,
+    trusted_data,
 )
 from taki_protocol import Forfeit as WireForfeit
 from taki_protocol import Rules as WireRules
@@ -351,13 +352,16 @@ class GameReferee:
         allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
         deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
         try:
-            msg = request(
-                id=conn.next_id(),
-                view=self._view(seat),
-                legal=wire_legal,
-                time_left_ms=clock.time_left_ms(),
-                deadline_ms=allowed,
-            )
+            # The view and the legal actions come from the rules engine, whose views
+            # are plain data by construction (tests/rules check it): no walk over them.
+            with trusted_data():
+                msg = request(
+                    id=conn.next_id(),
+                    view=self._view(seat),
+                    legal=wire_legal,
+                    time_left_ms=clock.time_left_ms(),
+                    deadline_ms=allowed,
+                )
             answer, elapsed = await conn.request(msg, deadline)
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)

@@ -53,10 +53,10 @@ import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, Literal
 
 import attrs
 import trio
@@ -322,14 +322,31 @@ _BROKEN_IO: Final = (
 )
 
 
-@contextlib.contextmanager
-def _bot_io(action: str) -> Iterator[None]:
-    """Translate pipe failures into :class:`BotCrashed`: the single mapping point."""
-    try:
-        yield
-    except _BROKEN_IO as exc:
+class _BotIO:
+    """Translate pipe failures into :class:`BotCrashed`: the single mapping point.
+
+    A plain class rather than a generator context manager: it wraps every read and
+    write, and entering it should cost next to nothing."""
+
+    __slots__ = ("action",)
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> Literal[False]:
+        if exc is None or not isinstance(exc, _BROKEN_IO):
+            return False
         cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
-        raise BotCrashed(f"{action}: {type(cause).__name__}: {cause}") from exc
+        raise BotCrashed(f"{self.action}: {type(cause).__name__}: {cause}") from exc
+
+
+_WRITING: Final = _BotIO("cannot write to the bot's stdin")
+_READING: Final = _BotIO("cannot read the bot's stdout")
 
 
 # --------------------------------------------------------------------------- process
@@ -373,6 +390,7 @@ class BotProcess:
         self._pump_scope = trio.CancelScope(shield=True)
         self._watch_scope = trio.CancelScope(shield=True)
         self._closed = False
+        self._returncode: int | None = None
 
     def __repr__(self) -> str:
         return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
@@ -383,12 +401,20 @@ class BotProcess:
 
     @property
     def returncode(self) -> int | None:
-        """Exit status once the bot has exited (negative: killed by that signal)."""
-        return self._process.returncode
+        """Exit status once the bot's exit has been seen (negative: killed by that
+        signal), else None.
+
+        Costs no system call, as it is read before every request: the exit is seen
+        by a watcher task as soon as Trio runs it after the process ends, and by
+        :meth:`wait`, :meth:`kill` and :meth:`poll`."""
+        return self._returncode
 
     def poll(self) -> int | None:
-        """Same as :attr:`returncode`."""
-        return self._process.returncode
+        """Ask the operating system whether the bot has exited; its exit status or None."""
+        code = self._process.returncode
+        if code is not None:
+            self._returncode = code
+        return code
 
     def status(self) -> str:
         """E.g. ``running``, ``exited with status 1``, ``killed by signal SIGKILL``."""
@@ -424,19 +450,19 @@ class BotProcess:
         if self.returncode is not None:
             raise BotCrashed(f"cannot write to the bot: {self.status()}")
         started = trio.current_time()
-        with _bot_io("cannot write to the bot's stdin"):
+        with _WRITING:
             written = self._write_now(data)
         if written == len(data):
             return started
         with trio.CancelScope(deadline=started + timeout_s) as scope:
             self._write_scope = scope
             try:
-                with _bot_io("cannot write to the bot's stdin"):
+                with _WRITING:
                     await self._stdin.send_all(memoryview(data)[written:])
                 return started
             finally:
                 self._write_scope = None
-        if self.returncode is None:
+        if self.poll() is None:
             raise trio.TooSlowError
         raise BotCrashed(f"the bot stopped before reading its input ({self.status()})")
 
@@ -465,7 +491,7 @@ class BotProcess:
                 scope.deadline = trio.current_time() + EXIT_QUIET_S
             self._read_scope = scope
             try:
-                with _bot_io("cannot read the bot's stdout"):
+                with _READING:
                     return await self._read(max_bytes)
             finally:
                 self._read_scope = None
@@ -495,7 +521,7 @@ class BotProcess:
 
         The stderr drain is bounded by :data:`STDERR_DRAIN_S`.
         """
-        code = await self._process.wait()
+        code = self._returncode = await self._process.wait()
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()
         return code
@@ -507,7 +533,7 @@ class BotProcess:
         group to die. Idempotent.
         """
         self._kill_group()
-        await self._process.wait()
+        self._returncode = await self._process.wait()
         await self._await_group_exit()
 
     # ----------------------------------------------------------------- internals
@@ -515,7 +541,7 @@ class BotProcess:
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        if self.returncode is None:  # it may have left its group
+        if self.poll() is None:  # it may have left its group
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
 
@@ -537,7 +563,7 @@ class BotProcess:
 
     async def _watch_exit(self) -> None:
         with self._watch_scope:
-            await self._process.wait()
+            self._returncode = await self._process.wait()
             # Give any read or write in progress a short while to finish, then
             # stop it even if a descendant still holds the pipe.
             quiet_until = trio.current_time() + EXIT_QUIET_S
@@ -597,7 +623,7 @@ class BotProcess:
         if self._closed:
             return
         self._kill_group()
-        await self._process.wait()
+        self._returncode = await self._process.wait()
         await self._await_group_exit()
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()

@@ -3,6 +3,7 @@
 See PROTOCOL.md for the specification this package implements.
 """
 
+from ._checks import trusted_data
 from .codec import EOF, NEED_DATA, Codec, Role, Sentinel, pack_message, unpack_message
 from .constants import (
     FORFEIT_REASONS,
@@ -75,5 +76,6 @@ __all__ = [
     "pack_message",
     "resolve_choice",
     "run_bot",
+    "trusted_data",
     "unpack_message",
 ]

@@ -5,6 +5,8 @@ that into a :class:`RemoteProtocolError`.
 """
 
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from typing import Any
 
 import attrs
@@ -80,13 +82,39 @@ def require_text(
         raise fail(where, f"is longer than {max_len} characters")
 
 
+_TRUSTED: ContextVar[bool] = ContextVar("taki_protocol_trusted", default=False)
+
+
+class _TrustedData:
+    """The context manager :func:`trusted_data` returns (a class: it is entered on
+    every decision, and a generator-based one would cost several times more)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token: Token[bool] = _TRUSTED.set(True)
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        _TRUSTED.reset(self._token)
+
+
+def trusted_data() -> AbstractContextManager[None]:
+    """Within this block, free-form data (views, legal actions, events, rule flags) is
+    taken as it is, without the walk of :func:`require_plain`; every other check still
+    runs. For data from a trusted source only: what a bot decoded from its referee, or
+    what the referee built with its own rules engine."""
+    return _TrustedData()
+
+
 def require_plain(where: str, value: object, depth: int = 0) -> None:
     """Check that ``value`` is free-form protocol data.
 
     Allowed: nil, booleans, integers in the msgpack range, strings, arrays and maps with
     string keys, nested at most ``MAX_NESTING`` levels. Floats and binary data are not used
-    by the protocol and are rejected.
+    by the protocol and are rejected. Skipped inside :func:`trusted_data`.
     """
+    if _TRUSTED.get():
+        return
     problem = _plain_problem(value, depth)
     if problem is not None:
         path, message = problem
@@ -150,16 +178,21 @@ def _utf8_problem(value: str) -> tuple[str, str] | None:
     return None
 
 
+# Every message runs these, so each one settles the common valid case first and
+# spells out the field's label only on the way to an error.
+
+
 def integer(low: int, high: int = MAX_INT32) -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        require_int(field_label(instance, attribute), value, low, high)
+        if type(value) is not int or not low <= value <= high:
+            require_int(field_label(instance, attribute), value, low, high)
 
     return check
 
 
 def optional_integer(low: int, high: int = MAX_INT32) -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        if value is not None:
+        if value is not None and (type(value) is not int or not low <= value <= high):
             require_int(field_label(instance, attribute), value, low, high)
 
     return check
@@ -174,24 +207,37 @@ def boolean() -> Validator:
     return check
 
 
+def _plainly_valid_text(
+    value: object, min_len: int, max_len: int | None, choices: Collection[str] | None
+) -> bool:
+    return (
+        type(value) is str
+        and value.isascii()
+        and len(value) >= min_len
+        and (max_len is None or len(value) <= max_len)
+        and (choices is None or value in choices)
+    )
+
+
 def text(
     *, min_len: int = 0, max_len: int | None = None, choices: Collection[str] | None = None
 ) -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        require_text(
-            field_label(instance, attribute),
-            value,
-            min_len=min_len,
-            max_len=max_len,
-            choices=choices,
-        )
+        if not _plainly_valid_text(value, min_len, max_len, choices):
+            require_text(
+                field_label(instance, attribute),
+                value,
+                min_len=min_len,
+                max_len=max_len,
+                choices=choices,
+            )
 
     return check
 
 
 def optional_text(*, max_len: int | None = None) -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        if value is not None:
+        if value is not None and not _plainly_valid_text(value, 0, max_len, None):
             require_text(field_label(instance, attribute), value, max_len=max_len)
 
     return check
@@ -199,10 +245,11 @@ def optional_text(*, max_len: int | None = None) -> Validator:
 
 def plain_map() -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        label = field_label(instance, attribute)
         if not isinstance(value, dict):
+            label = field_label(instance, attribute)
             raise fail(label, f"must be a map, got {wire_type_name(value)}")
-        require_plain(label, value)
+        if not _TRUSTED.get():
+            require_plain(field_label(instance, attribute), value)
 
     return check
 
@@ -211,20 +258,25 @@ def list_of_maps(*, min_len: int = 0, required_key: str | None = None) -> Valida
     """An array of maps; with ``required_key``, every map must hold that key as a string."""
 
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        label = field_label(instance, attribute)
         if not isinstance(value, list):
+            label = field_label(instance, attribute)
             raise fail(label, f"must be an array, got {wire_type_name(value)}")
         if len(value) < min_len:
-            raise fail(label, f"must have at least {min_len} element(s)")
+            raise fail(field_label(instance, attribute), f"must have at least {min_len} element(s)")
         for index, item in enumerate(value):
-            where = f"{label}[{index}]"
+            if type(item) is dict and (
+                required_key is None or _plainly_valid_text(item.get(required_key), 1, None, None)
+            ):
+                continue
+            where = f"{field_label(instance, attribute)}[{index}]"
             if not isinstance(item, dict):
                 raise fail(where, f"must be a map, got {wire_type_name(item)}")
             if required_key is not None:
                 if required_key not in item:
                     raise fail(where, f"has no {required_key!r} key")
                 require_text(f"{where}.{required_key}", item[required_key], min_len=1)
-        require_plain(label, value)
+        if not _TRUSTED.get():
+            require_plain(field_label(instance, attribute), value)
 
     return check
 
@@ -233,14 +285,16 @@ def list_of(element_type: type, *, min_len: int = 0, max_len: int = MAX_CONTAINE
     """An array whose elements are all instances of ``element_type`` (already validated)."""
 
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
-        label = field_label(instance, attribute)
         if not isinstance(value, list):
+            label = field_label(instance, attribute)
             raise fail(label, f"must be an array, got {wire_type_name(value)}")
         if not min_len <= len(value) <= max_len:
+            label = field_label(instance, attribute)
             raise fail(label, f"must have between {min_len} and {max_len} elements")
         for index, item in enumerate(value):
             if not isinstance(item, element_type):
                 got = wire_type_name(item)
+                label = field_label(instance, attribute)
                 raise fail(f"{label}[{index}]", f"must be {element_type.__name__}, got {got}")
 
     return check

@@ -18,6 +18,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]
 
+from ._checks import trusted_data
 from ._framing import FrameScanner
 from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
@@ -148,10 +149,13 @@ class Codec:
         self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE, trust_peer: bool = False
     ) -> None:
         """``trust_peer`` (for a bot talking to its referee) decodes a message that has
-        arrived whole in one step, without first measuring its headers. The checks of
-        every message are the same; what is given up is only the guarantee that a
-        hostile peer cannot make the decoder reserve memory for containers it announces
-        and never sends. The referee never trusts its bots."""
+        arrived whole in one step, without first measuring its headers, and takes its
+        free-form data (view, legal actions, events, rule flags) as msgpack decoded it,
+        without walking it for floats or excessive nesting. Every other check of a
+        message is the same. What is given up is the guarantee that a hostile peer
+        cannot make the decoder reserve memory for containers it announces and never
+        sends, and the precise report of a view that is not plain data. The referee
+        never trusts its bots."""
         if role not in ("referee", "bot"):
             raise ValueError(f"role must be 'referee' or 'bot', not {role!r}")
         self._role: Role = role
@@ -254,7 +258,11 @@ class Codec:
             cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None
             if cls is not None and cls not in self._incoming:
                 raise RemoteProtocolError(f"the {self._peer} may not send {kind!r} messages")
-            message = decode_message(obj)
+            if self._trust_peer:
+                with trusted_data():
+                    message = decode_message(obj)
+            else:
+                message = decode_message(obj)
             if isinstance(message, Answer) and message.id in self._abandoned:
                 self._abandoned.discard(message.id)  # a late answer: drop it
                 continue

@@ -31,6 +31,7 @@ from taki_protocol import (
     Standing,
     TimeControl,
     pack_message,
+    trusted_data,
     unpack_message,
 )
 
@@ -580,3 +581,48 @@ def test_trusted_peer_judges_bad_bytes_like_the_checked_path(data: bytes) -> Non
         except RemoteProtocolError as exc:
             verdicts.append(("error", str(exc)))
     assert verdicts[0][0] == verdicts[1][0]
+
+
+def _wire_decide(view: object) -> bytes:
+    wire = decide(1).to_wire()
+    wire["view"] = view
+    return raw(wire)
+
+
+def test_trusted_peer_takes_free_form_data_as_decoded() -> None:
+    """Trusting the referee skips only the walk over free-form data (a float in a view
+    passes); a missing field or a wrong scalar is refused as before."""
+    verdicts = {}
+    for trusted in (False, True):
+        bot = Codec("bot", trust_peer=trusted)
+        bot.send(BOT_HELLO)
+        bot.receive_data(pack_message(HELLO) + pack_message(GAME_START))
+        drain(bot)
+        bot.receive_data(_wire_decide({"seat": 0, "odds": 0.5}))
+        try:
+            message = bot.next_message()
+            verdicts[trusted] = message.view if isinstance(message, Decide) else message
+        except RemoteProtocolError as exc:
+            verdicts[trusted] = str(exc)
+    assert verdicts[True] == {"seat": 0, "odds": 0.5}
+    assert verdicts[False] == "decide.view.odds must be plain data, got a float"
+
+    broken = [
+        ({"type": "decide", "id": 1, "view": {}}, "missing field 'legal'"),
+        ({**decide(1).to_wire(), "id": "one"}, "decide.id must be an integer"),
+    ]
+    for wire, problem in broken:
+        bot = Codec("bot", trust_peer=True)
+        bot.send(BOT_HELLO)
+        bot.receive_data(pack_message(HELLO) + pack_message(GAME_START) + raw(wire))
+        with pytest.raises(RemoteProtocolError, match=problem):
+            drain(bot)
+
+
+def test_trusted_data_ends_with_its_block() -> None:
+    """The skipped walk is confined to the block, even one left by an exception."""
+    with pytest.raises(LocalProtocolError), trusted_data():
+        assert Decide(id=1, view={"x": 0.5}, legal=LEGAL, deadline_ms=0).view == {"x": 0.5}
+        Decide(id=-1, view=VIEW, legal=LEGAL, deadline_ms=0)  # still checked: refused
+    with pytest.raises(LocalProtocolError, match="plain data"):
+        Decide(id=1, view={"x": 0.5}, legal=LEGAL, deadline_ms=0)

@@ -17,6 +17,7 @@ from typing import Any
 import msgpack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from taki_protocol import Decide
 
 from referee.rules import GameOverError, GameState, IllegalActionError, Rules, new_game, view
 from referee.rules import actions as A
@@ -281,6 +282,11 @@ def check_view_private(
     mine = view(state, seat, since)
     packed = msgpack.packb(mine)
     assert msgpack.unpackb(packed) == mine, "the view is not plain msgpack data"
+    # The referee sends views and legal actions without walking them again
+    # (taki_protocol.trusted_data): the protocol's check of plain data must pass here.
+    acting = state.to_act()
+    legal = [a.to_wire() for a in state.legal_actions(acting[0])] if acting else []
+    Decide(id=1, view=mine, legal=legal or [{"kind": "draw"}], deadline_ms=0)
     assert mine["hand"] == C.sorted_names(state.hand(seat))
     assert mine["hand_sizes"] == state.sizes
     assert isinstance(mine["draw_pile"], int)
