@@ -72,8 +72,11 @@ class BotTransport(Protocol):
         """Write all of ``data``; returns the time (Trio's clock) the write began.
         Raises BotCrashed, or :class:`trio.TooSlowError` past ``timeout_s``."""
 
-    async def receive_some(self, max_bytes: int = RECEIVE_CHUNK_BYTES) -> bytes:
-        """Some bytes from the bot; ``b""`` at the end of its output."""
+    async def receive_some(
+        self, max_bytes: int = RECEIVE_CHUNK_BYTES, *, deadline: float = math.inf
+    ) -> bytes:
+        """Some bytes from the bot; ``b""`` at the end of its output. Raises
+        :class:`trio.TooSlowError` when nothing arrived by ``deadline`` (Trio's clock)."""
 
     async def wait(self) -> int:
         """Wait until the bot is gone (exited, or closed its connection)."""
@@ -119,15 +122,16 @@ class BotConnection:
             self.fault = self.fault or fault
             raise fault from None
 
-    async def receive(self) -> Message:
-        """The next message from the bot (no deadline: callers set one)."""
+    async def receive(self, deadline: float = math.inf) -> Message:
+        """The next message from the bot. Raises :class:`trio.TooSlowError` when it is
+        not complete by ``deadline`` (Trio's clock)."""
         while True:
             try:
                 message = self.codec.next_message()
             except ProtocolError as exc:
                 raise BotProtocolError(str(exc)) from None
             if message is NEED_DATA:
-                data = await self.process.receive_some()
+                data = await self.process.receive_some(deadline=deadline)
                 try:
                     self.codec.receive_data(data)
                 except ProtocolError as exc:
@@ -214,11 +218,11 @@ class BotConnection:
         by the bot it just woke up on a busy machine.)"""
         deadline_s = deadline_ms / 1000
         start = await self.send(message, timeout_s=deadline_s)
-        with trio.move_on_at(start + deadline_s) as scope:
-            reply = await self.receive()
+        try:
+            reply = await self.receive(deadline=start + deadline_s)
+        except trio.TooSlowError:
+            raise BotTimeout(f"no answer within {deadline_ms} ms") from None
         elapsed_ms = (trio.current_time() - start) * 1000
-        if scope.cancelled_caught:
-            raise BotTimeout(f"no answer within {deadline_ms} ms")
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms

@@ -478,24 +478,32 @@ class BotProcess:
         except OSError as exc:  # as Trio's own send_all reports it
             raise trio.BrokenResourceError(str(exc)) from exc
 
-    async def receive_some(self, max_bytes: int = RECEIVE_CHUNK_BYTES) -> bytes:
+    async def receive_some(
+        self, max_bytes: int = RECEIVE_CHUNK_BYTES, *, deadline: float = math.inf
+    ) -> bytes:
         """Read up to ``max_bytes`` from the bot's stdout; ``b""`` means end of file.
 
         End of file is also reported once the bot's own process has exited and
         its stdout stayed silent for :data:`EXIT_QUIET_S`, even if a descendant
-        still holds the pipe open. Raises :class:`BotCrashed` if the stream is
-        broken or already closed.
+        still holds the pipe open. Raises :class:`trio.TooSlowError` when nothing
+        arrived by ``deadline`` (on Trio's clock), and :class:`BotCrashed` if the
+        stream is broken or already closed.
+
+        One cancel scope serves both limits (a scope costs as much as the rest of a
+        read): the exit watcher brings its deadline forward when the bot exits.
         """
-        with trio.CancelScope() as scope:
+        with trio.CancelScope(deadline=deadline) as scope:
             if self.returncode is not None:
-                scope.deadline = trio.current_time() + EXIT_QUIET_S
+                scope.deadline = min(deadline, trio.current_time() + EXIT_QUIET_S)
             self._read_scope = scope
             try:
                 with _READING:
                     return await self._read(max_bytes)
             finally:
                 self._read_scope = None
-        return b""
+        if scope.deadline < deadline:  # brought forward: the bot exited and went quiet
+            return b""
+        raise trio.TooSlowError
 
     async def _read(self, max_bytes: int) -> bytes:
         """Wait until the pipe is readable, then read it: one pass through Trio's

@@ -331,13 +331,16 @@ class StreamTransport:
             return started
         raise trio.TooSlowError
 
-    async def receive_some(self, max_bytes: int = RECEIVE_CHUNK_BYTES) -> bytes:
-        """Some bytes from the bot; ``b""`` once it closed the connection."""
+    async def receive_some(
+        self, max_bytes: int = RECEIVE_CHUNK_BYTES, *, deadline: float = math.inf
+    ) -> bytes:
+        """Some bytes from the bot; ``b""`` once it closed the connection.
+        :class:`trio.TooSlowError` when nothing arrived by ``deadline``."""
         if self._ended is not None:
             if self._closed:
                 raise BotCrashed(f"cannot read from the bot: it {self.status()}")
             return b""
-        with self._io("cannot read from the bot's connection"):
+        with trio.fail_at(deadline), self._io("cannot read from the bot's connection"):
             data = await self.stream.receive_some(max_bytes)
         if not data:
             self._end("closed the connection")

@@ -340,6 +340,16 @@ async def test_cancelled_body_kills_and_reaps() -> None:
     assert_reaped(bot.pid)
 
 
+async def test_read_past_its_deadline_is_too_slow() -> None:
+    async with open_bot_process(python_bot(SLEEP_FOREVER)) as bot:
+        assert await read_line(bot) == b"ready\n"
+        start = trio.current_time()
+        with pytest.raises(trio.TooSlowError):
+            await bot.receive_some(deadline=start + 0.1)
+        assert trio.current_time() - start >= 0.1
+        assert bot.returncode is None and bot.poll() is None  # the bot is left running
+
+
 @pytest.mark.parametrize("exc_type", [ValueError, KeyboardInterrupt])
 async def test_exception_in_body_propagates_unwrapped(exc_type: type[BaseException]) -> None:
     with pytest.raises(exc_type) as info:
@@ -377,8 +387,8 @@ async def test_forked_children_do_not_hang_referee(mode: str, delay: str) -> Non
         if mode == "exit":
             # The child still holds stdout open, yet the read reports EOF soon
             # after the bot itself exits, and writing is a crash.
-            with trio.fail_after(1):
-                assert await bot.receive_some() == b""
+            with trio.fail_after(1):  # a far deadline of its own does not change that
+                assert await bot.receive_some(deadline=trio.current_time() + 30) == b""
             assert bot.returncode == 0
             with pytest.raises(BotCrashed):
                 await bot.send(b"x\n")

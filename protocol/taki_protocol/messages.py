@@ -71,7 +71,8 @@ class _Record:
 
     ``FIELDS`` lists the wire keys in canonical order; they equal the attribute names.
     ``OPTIONAL`` names the fields a sender may omit (the attribute's default applies).
-    ``DECODERS`` converts the wire value of a field holding nested records.
+    ``DECODERS`` converts the wire value of a field holding nested records; every such
+    field must have one.
     """
 
     LABEL: ClassVar[str]
@@ -80,8 +81,13 @@ class _Record:
     DECODERS: ClassVar[Mapping[str, Callable[[object], object]]] = {}
 
     def to_wire(self) -> JsonMap:
-        """The wire map of this record, keys in canonical order."""
-        return {name: _encode_value(getattr(self, name)) for name in self.FIELDS}
+        """The wire map of this record, keys in canonical order. Only the fields that
+        hold nested records (those with a decoder) need converting."""
+        nested = self.DECODERS
+        return {
+            name: _encode_value(getattr(self, name)) if name in nested else getattr(self, name)
+            for name in self.FIELDS
+        }
 
     @classmethod
     def from_wire(cls, obj: object) -> Self:
