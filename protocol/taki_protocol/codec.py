@@ -14,6 +14,7 @@ is open at a time, an answer must carry the open request's id, and nothing follo
 """
 
 import enum
+from collections.abc import Callable
 from typing import Final, Literal, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]
@@ -69,8 +70,12 @@ def pack_message(message: Message, *, max_size: int = MAX_MESSAGE_SIZE) -> bytes
 
     Raises :class:`LocalProtocolError` if the encoding exceeds ``max_size`` bytes.
     """
+    return _pack(message, max_size, msgpack.Packer(use_bin_type=True).pack)
+
+
+def _pack(message: Message, max_size: int, pack: Callable[[object], bytes]) -> bytes:
     try:
-        data: bytes = msgpack.packb(message.to_wire(), use_bin_type=True)
+        data = pack(message.to_wire())
     except (TypeError, ValueError, OverflowError) as exc:  # only if fields were mutated
         raise LocalProtocolError(f"cannot encode {message.TYPE!r} message: {exc}") from None
     if len(data) > max_size:
@@ -164,6 +169,7 @@ class Codec:
         self._max_size = max_message_size
         self._buffer = bytearray()
         self._scanner = FrameScanner(max_message_size, MAX_CONTAINER_LEN)
+        self._packer = msgpack.Packer(use_bin_type=True)
         self._trust_peer = trust_peer
         self._eof = False
         self._failure: RemoteProtocolError | None = None
@@ -282,9 +288,8 @@ class Codec:
         Raises :class:`LocalProtocolError`, leaving the codec unchanged, when this role may
         not send the message, may not send it now, or it is too large.
         """
-        self._advance(message, incoming=False, dry_run=True)
-        data = pack_message(message, max_size=self._max_size)
-        self._advance(message, incoming=False)
+        data = _pack(message, self._max_size, self._packer.pack)
+        self._advance(message, incoming=False)  # checks everything before it records
         return data
 
     def abandon_request(self) -> None:
