@@ -61,10 +61,12 @@ while True:
             out = out[os.write(1, out):]
 """
 
-# A bot reduced to the minimum: raw msgpack, no checks, always the last legal action.
-# It separates the referee's own cost from that of the bot SDK (taki_protocol.run_bot).
+# A bot reduced to the minimum: raw msgpack, no checks, but the same choices as
+# random_bot.py with the same seed (so the games are the same). It separates the
+# referee's own cost from that of the bot SDK (taki_protocol.run_bot).
 MINIMAL_BOT = r"""
-import os, msgpack
+import os, random, sys, msgpack
+rng = random.Random(int(sys.argv[1]))
 unpacker = msgpack.Unpacker(raw=False)
 def write(obj):
     out = msgpack.packb(obj)
@@ -80,7 +82,8 @@ while True:
         if kind == "hello":
             write({"type": "bot_hello", "protocol": 1, "name": "minimal"})
         elif kind in ("decide", "react"):
-            write({"type": "action", "id": message["id"], "choice": len(message["legal"]) - 1})
+            choice = rng.randrange(len(message["legal"]))
+            write({"type": "action", "id": message["id"], "choice": choice, "last_card": True})
         elif kind in ("error", "shutdown"):
             raise SystemExit
 """
@@ -160,7 +163,7 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
     bots = [
         BotSpec(
             f"bot{i}",
-            BotCommand((sys.executable, "-c", MINIMAL_BOT))
+            BotCommand((sys.executable, "-c", MINIMAL_BOT, str(i)))
             if minimal
             else BotCommand((sys.executable, str(RANDOM_BOT), str(i))),
         )
@@ -215,8 +218,8 @@ async def run(args: argparse.Namespace) -> float:
             low = await referee_rate(args.games, minimal=True)
             print(
                 f"  (c) the same with two minimal raw-msgpack bots:       {low.rate:8,.0f} /s"
-                f"  (referee {low.referee_cpu_us:.0f} us, bots {low.bots_cpu_us:.0f} us"
-                f" of CPU per decision; ratio {low.rate / echo:.2f})"
+                f"  ({low.decisions} decisions; referee {low.referee_cpu_us:.0f} us, bots"
+                f" {low.bots_cpu_us:.0f} us of CPU per decision; ratio {low.rate / echo:.2f})"
             )
         if profiler is not None:
             out = io.StringIO()
