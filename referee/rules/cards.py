@@ -98,9 +98,11 @@ def parse_color(text: str) -> int:
 
 
 def sort_key(code: int) -> tuple[int, int]:
-    """Hands are shown sorted by color, then figure (colorless cards last)."""
+    """Hands are shown sorted by color, then figure (colorless cards last). Codes are
+    numbered in that order, so sorting the codes themselves gives it too (and is what
+    the engine does)."""
     return (COLOR_OF[code] if COLOR_OF[code] != NO_COLOR else 4, FIGURE_OF[code])
 
 
 def sorted_names(codes: Iterable[int]) -> list[str]:
-    return [NAMES[c] for c in sorted(codes, key=sort_key)]
+    return [NAMES[c] for c in sorted(codes)]

@@ -134,7 +134,7 @@ class GameState:
         out: list[int] = []
         for code, count in self.hands[seat].items():
             out += [code] * count
-        out.sort(key=cards.sort_key)
+        out.sort()  # codes are numbered in display order (cards.sort_key)
         return out
 
     def legal_actions(self, seat: int | None = None) -> list[Action]:
