@@ -101,8 +101,8 @@ class _TrustedData:
 def trusted_data() -> AbstractContextManager[None]:
     """Within this block, free-form data (views, legal actions, events, rule flags) is
     taken as it is, without the walk of :func:`require_plain`; every other check still
-    runs. For data from a trusted source only: what a bot decoded from its referee, or
-    what the referee built with its own rules engine."""
+    runs. For data from a trusted source only, such as the views and legal actions the
+    referee builds with its own rules engine."""
     return _TrustedData()
 
 

@@ -19,7 +19,6 @@ from typing import Final, Literal, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._checks import trusted_data
 from ._framing import FrameScanner
 from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
@@ -108,32 +107,6 @@ def _unpack_frame(frame: bytes) -> object:
         raise RemoteProtocolError(f"message is not valid msgpack: {detail}") from None
 
 
-def _decode_whole(buffer: bytearray, max_size: int) -> tuple[object, int] | None:
-    """A message map that lies whole at the start of ``buffer``, decoded in one step,
-    with its encoded length; None when that is not plainly so (an incomplete message,
-    bad bytes, a broken limit), and the checked path then gives the precise verdict."""
-    limit = min(len(buffer), MAX_CONTAINER_LEN)  # a whole message has a byte per element
-    try:
-        obj = msgpack.unpackb(
-            buffer,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=min(len(buffer), max_size),
-            max_bin_len=0,
-            max_ext_len=0,
-            max_array_len=limit,
-            max_map_len=limit,
-        )
-        length = len(buffer)
-    except msgpack.ExtraData as extra:
-        obj, length = extra.unpacked, len(buffer) - len(extra.extra)
-    except Exception:  # judged again, precisely, by the frame scanner
-        return None
-    if length > max_size or not isinstance(obj, dict):
-        return None
-    return obj, length
-
-
 def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
     """Decode exactly one complete encoded message, outside of any conversation.
 
@@ -150,17 +123,7 @@ def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
 class Codec:
     """Both directions of one referee-bot connection, for the side given by ``role``."""
 
-    def __init__(
-        self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE, trust_peer: bool = False
-    ) -> None:
-        """``trust_peer`` (for a bot talking to its referee) decodes a message that has
-        arrived whole in one step, without first measuring its headers, and takes its
-        free-form data (view, legal actions, events, rule flags) as msgpack decoded it,
-        without walking it for floats or excessive nesting. Every other check of a
-        message is the same. What is given up is the guarantee that a hostile peer
-        cannot make the decoder reserve memory for containers it announces and never
-        sends, and the precise report of a view that is not plain data. The referee
-        never trusts its bots."""
+    def __init__(self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
         if role not in ("referee", "bot"):
             raise ValueError(f"role must be 'referee' or 'bot', not {role!r}")
         self._role: Role = role
@@ -170,7 +133,6 @@ class Codec:
         self._buffer = bytearray()
         self._scanner = FrameScanner(max_message_size, MAX_CONTAINER_LEN)
         self._packer = msgpack.Packer(use_bin_type=True)
-        self._trust_peer = trust_peer
         self._eof = False
         self._failure: RemoteProtocolError | None = None
         # The conversation, identical on both sides.
@@ -237,38 +199,25 @@ class Codec:
 
     def _next_message(self) -> Message | Sentinel:
         while True:
-            whole = (
-                _decode_whole(self._buffer, self._max_size)
-                if self._trust_peer and self._buffer and self._scanner.at_start
-                else None
-            )
-            if whole is not None:
-                obj, taken = whole
-                del self._buffer[:taken]
-            else:
-                length = self._scanner.scan(self._buffer)
-                if length is None:
-                    if not self._eof:
-                        return NEED_DATA
-                    if self._buffer:
-                        raise RemoteProtocolError(
-                            f"stream closed in the middle of a message ({len(self._buffer)}"
-                            " bytes received)"
-                        )
-                    return EOF
-                frame = bytes(self._buffer[:length])
-                del self._buffer[:length]
-                self._scanner.reset()
-                obj = _unpack_frame(frame)
+            length = self._scanner.scan(self._buffer)
+            if length is None:
+                if not self._eof:
+                    return NEED_DATA
+                if self._buffer:
+                    raise RemoteProtocolError(
+                        f"stream closed in the middle of a message ({len(self._buffer)}"
+                        " bytes received)"
+                    )
+                return EOF
+            frame = bytes(self._buffer[:length])
+            del self._buffer[:length]
+            self._scanner.reset()
+            obj = _unpack_frame(frame)
             kind = obj.get("type") if isinstance(obj, dict) else None
             cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None
             if cls is not None and cls not in self._incoming:
                 raise RemoteProtocolError(f"the {self._peer} may not send {kind!r} messages")
-            if self._trust_peer:
-                with trusted_data():
-                    message = decode_message(obj)
-            else:
-                message = decode_message(obj)
+            message = decode_message(obj)
             if isinstance(message, Answer) and message.id in self._abandoned:
                 self._abandoned.discard(message.id)  # a late answer: drop it
                 continue
@@ -307,8 +256,9 @@ class Codec:
 
     # ------------------------------------------------------------ conversation
 
-    def _advance(self, message: Message, *, incoming: bool, dry_run: bool = False) -> None:
-        """Check that ``message`` may be exchanged now and record that it was."""
+    def _advance(self, message: Message, *, incoming: bool) -> None:
+        """Check that ``message`` may be exchanged now and record that it was. Every check
+        comes before anything is recorded: a refused message leaves the codec unchanged."""
         error: type[ProtocolError] = RemoteProtocolError if incoming else LocalProtocolError
         sender = self._peer if incoming else self._role
         allowed = _REFEREE_MESSAGES if sender == "referee" else _BOT_MESSAGES
@@ -323,20 +273,17 @@ class Codec:
             case Hello():
                 if self._hello:
                     raise error("duplicate 'hello'")
-                if not dry_run:
-                    self._hello = True
+                self._hello = True
             case BotHello():
                 if self._bot_hello:
                     raise error("duplicate 'bot_hello'")
-                if not dry_run:
-                    self._bot_hello = True
+                self._bot_hello = True
             case GameStart():
                 if not (self._hello and self._bot_hello):
                     raise error("'game_start' before the hello handshake completed")
                 if self._game_id is not None:
                     raise error(f"'game_start' while game {self._game_id!r} is in progress")
-                if not dry_run:
-                    self._game_id = message.game_id
+                self._game_id = message.game_id
             case Decide() | React():
                 if self._game_id is None:
                     raise error(f"{message.TYPE!r} outside of a game")
@@ -348,17 +295,14 @@ class Codec:
                 # A bot may see a new request before it answered the previous one: the
                 # referee gave up on that one. The referee must say so explicitly.
                 superseded = self._superseded(error, message.TYPE)
-                if not dry_run:
-                    if superseded is not None:
-                        self._abandoned.add(superseded)
-                    self._open_id = self._last_id = message.id
+                if superseded is not None:
+                    self._abandoned.add(superseded)
+                self._open_id = self._last_id = message.id
             case Answer():
                 if message.id == self._open_id:
-                    if not dry_run:
-                        self._open_id = None
+                    self._open_id = None
                 elif message.id in self._abandoned:  # a bot answering a superseded request
-                    if not dry_run:
-                        self._abandoned.discard(message.id)
+                    self._abandoned.discard(message.id)
                 elif self._open_id is None:
                     raise error(f"answer for request {message.id}, but no request is open")
                 else:
@@ -374,14 +318,12 @@ class Codec:
                         f" {self._game_id!r} is in progress"
                     )
                 superseded = self._superseded(error, message.TYPE)
-                if not dry_run:
-                    if superseded is not None:
-                        self._abandoned.add(superseded)
-                    self._open_id = None
-                    self._game_id = None
+                if superseded is not None:
+                    self._abandoned.add(superseded)
+                self._open_id = None
+                self._game_id = None
             case Error() | Shutdown():
-                if not dry_run:
-                    self._final = message.TYPE
+                self._final = message.TYPE
 
     def _superseded(self, error: type[ProtocolError], kind: str) -> int | None:
         """The open request that a new request or ``game_over`` replaces, if any.

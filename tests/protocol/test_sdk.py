@@ -9,6 +9,7 @@ import msgpack
 import pytest
 from taki_protocol import (
     EOF,
+    MAX_MESSAGE_SIZE,
     Answer,
     BotHello,
     Codec,
@@ -19,6 +20,7 @@ from taki_protocol import (
     Hello,
     Message,
     React,
+    RemoteProtocolError,
     Rules,
     Shutdown,
     Standing,
@@ -27,6 +29,7 @@ from taki_protocol import (
     resolve_choice,
     run_bot,
 )
+from taki_protocol.sdk import _answer, _RefereeStream
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -219,3 +222,53 @@ def test_resolve_choice() -> None:
         resolve_choice("0", legal)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="last_card"):
         resolve_choice((0, 1), legal)  # type: ignore[arg-type]
+
+
+def test_answers_are_encoded_canonically() -> None:
+    """The SDK packs its answers without building an Answer; the bytes must be the
+    ones the codec would send."""
+    stream = _RefereeStream()
+    for request_id, index, last_card in [(1, 0, False), (2**31 - 1, 65535, True)]:
+        assert stream.pack(_answer(request_id, index, last_card)) == pack_message(
+            Answer(id=request_id, choice=index, last_card=last_card)
+        )
+
+
+def play(script: bytes) -> str:
+    """Run an in-process bot on ``script``; what it raised, or "" when it returned."""
+    try:
+        run_bot(lambda view, legal: 0, stdin=io.BytesIO(script), stdout=io.BytesIO())
+    except RemoteProtocolError as exc:
+        return str(exc)
+    return ""
+
+
+GAME = pack_message(HELLO) + pack_message(start("g1", 0))
+
+
+@pytest.mark.parametrize(
+    ("tail", "problem"),
+    [
+        ({"id": "one"}, "decide.id must be an integer, got a string"),
+        ({"legal": []}, "decide.legal must have at least 1 element(s)"),
+        ({"view": None}, "decide.view must be a map, got nil"),
+        ({"legal": [3]}, ""),  # the contents of a view and legal list are taken as they are
+    ],
+)
+def test_a_malformed_request_is_named(tail: dict[str, object], problem: str) -> None:
+    wire = {**decide(1, TWO).to_wire(), **tail}
+    assert play(GAME + msgpack.packb(wire)) == problem
+
+
+def test_a_broken_referee_stream_is_named() -> None:
+    whole = GAME + pack_message(decide(1, TWO))
+    assert play(whole) == ""
+    assert play(whole[:-3]).startswith("stream closed in the middle of a message")
+    assert play(GAME + b"\xc1").startswith("the referee sent bad msgpack")
+    assert play(GAME + msgpack.packb([1, 2])) == "a message must be a map, got an array"
+    assert play(GAME + pack_message(Answer(id=1, choice=0))) == (
+        "the referee may not send 'action' messages"
+    )
+    # Room is left for one read past an unfinished message, so the cut-off is not exact.
+    hello = {"type": "hello", "protocol": 1, "referee": "x" * (MAX_MESSAGE_SIZE + 70_000)}
+    assert play(msgpack.packb(hello)).startswith("the referee sent more than 1048576 bytes")
