@@ -140,8 +140,9 @@ def run_bot(
     Answers ``hello`` with ``bot_hello`` carrying ``name`` (and ``token``), calls
     ``choose(view, legal)`` for every ``decide`` and ``react`` and sends its answer, and
     calls the optional hooks at the start and end of every game. An ``error`` from the
-    referee is printed to stderr and ends the run. A protocol violation by the referee
-    raises :class:`RemoteProtocolError`.
+    referee is printed to stderr and ends the run. A referee that breaks the framing or
+    sends a malformed message raises :class:`RemoteProtocolError` (requests are only
+    checked for the types of their fields: see the module's documentation).
     """
     if stdout is None:
         out = sys.stdout.buffer
