@@ -312,6 +312,6 @@ def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
             proc.wait()
     assert proc.returncode == 130, err.decode(errors="replace")
     assert b"Traceback" not in err
-    assert took < 2
+    assert took < 5  # the match itself would run for minutes
     for bot in bots:
         assert not bot.is_running() or bot.status() == psutil.STATUS_ZOMBIE

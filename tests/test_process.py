@@ -335,7 +335,7 @@ async def test_cancelled_body_kills_and_reaps() -> None:
             assert await read_line(bot) == b"ready\n"
             await bot.receive_some()  # never answers
     assert scope.cancelled_caught
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 5  # a hang would last minutes
     assert bot.returncode == -signal.SIGKILL
     assert_reaped(bot.pid)
 
@@ -393,7 +393,7 @@ async def test_forked_children_do_not_hang_referee(mode: str, delay: str) -> Non
             with pytest.raises(BotCrashed):
                 await bot.send(b"x\n")
             assert psutil.Process(child).status() != psutil.STATUS_ZOMBIE
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 5  # a hang would last minutes
     assert_reaped(bot.pid)
     assert_dead(child)
 
@@ -413,7 +413,7 @@ time.sleep(600)
     async with open_bot_process(python_bot(code)) as bot:
         escaped = int(await read_line(bot))
     try:
-        assert time.monotonic() - start < 1.5
+        assert time.monotonic() - start < 5  # a hang would last minutes
         assert_reaped(bot.pid)
         assert psutil.Process(escaped).status() != psutil.STATUS_ZOMBIE
     finally:
@@ -431,7 +431,7 @@ async def test_stderr_flood_is_capped(tmp_path: Path) -> None:
     start = time.monotonic()
     async with open_bot_process(python_bot(code), stderr_path=log, stderr_cap_bytes=cap) as bot:
         assert await read_line(bot) == b"done\n"
-    assert time.monotonic() - start < 1.5
+    assert time.monotonic() - start < 5  # a hang would last minutes
     assert bot.stderr_bytes == size
     note = f"\n[... stderr truncated after {cap} bytes ...]\n".encode()
     data = log.read_bytes()
