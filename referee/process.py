@@ -28,10 +28,11 @@ How the guarantee is kept:
   :class:`~referee.faults.BotCrashed`, and cleanup stops draining stderr
   after :data:`STDERR_DRAIN_S`.
 
-If the referee itself is killed by SIGKILL, none of this runs: the bot's input closes
-and a bot that reads it exits. (A parent-death signal cannot do better here: Trio starts
-processes from a worker thread, and the kernel sends that signal when the starting
-*thread* ends, which Trio's thread cache does after a few idle seconds.)
+If the referee itself is killed by SIGKILL, none of this runs. For that case every bot
+has a guard (:mod:`referee.guard`): a tiny process that kills the bot's group when the
+referee disappears without having disarmed it. (A parent-death signal would not do:
+Trio starts processes from a worker thread, and the kernel sends that signal when the
+starting *thread* ends, which Trio's thread cache does after a few idle seconds.)
 
 Limitation: a descendant that leaves the process group (``setsid`` or
 ``setpgid``) before cleanup is out of reach of the group kill and survives the
@@ -62,6 +63,7 @@ import attrs
 import trio
 
 from referee.faults import BotCrashed, BotStartError
+from referee.guard import GroupGuard
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -391,6 +393,7 @@ class BotProcess:
         self._watch_scope = trio.CancelScope(shield=True)
         self._closed = False
         self._returncode: int | None = None
+        self._guard: GroupGuard | None = None
 
     def __repr__(self) -> str:
         return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
@@ -543,6 +546,8 @@ class BotProcess:
         self._kill_group()
         self._returncode = await self._process.wait()
         await self._await_group_exit()
+        if self._guard is not None:
+            self._guard.disarm()
 
     # ----------------------------------------------------------------- internals
 
@@ -633,6 +638,8 @@ class BotProcess:
         self._kill_group()
         self._returncode = await self._process.wait()
         await self._await_group_exit()
+        if self._guard is not None:
+            await self._guard.close()
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()
         self._pump_scope.cancel()
@@ -694,6 +701,7 @@ async def open_bot_process(
     raised: BaseException | None = None
     unwrapped = False
     try:
+        bot._guard = await GroupGuard.start(process.pid)
         try:
             async with trio.open_nursery() as nursery:
                 bot._start_services(nursery)

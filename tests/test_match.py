@@ -284,6 +284,13 @@ async def test_keyboard_interrupt_propagates_unwrapped(tmp_path: Path) -> None:
         )
 
 
+def command_line(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # it has just exited
+        return ""
+
+
 def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
     sleepy = f"python {HOSTILE / 'sleepy.py'} 100"
     proc = subprocess.Popen(
@@ -296,10 +303,13 @@ def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
         referee = psutil.Process(proc.pid)
         deadline = time.monotonic() + 10
         bots: list[psutil.Process] = []
-        while len(bots) < 2 and time.monotonic() < deadline:
+        guards: list[psutil.Process] = []
+        while (len(bots) < 2 or len(guards) < 2) and time.monotonic() < deadline:
             time.sleep(0.05)
-            bots = referee.children()
+            bots = [p for p in referee.children() if "sleepy.py" in command_line(p)]
+            guards = [p for p in referee.children() if "taki-referee-guard" in command_line(p)]
         assert len(bots) == 2, "the bots did not start"
+        assert len(guards) == 2, "a bot has no guard"
         time.sleep(0.5)  # in the middle of a game
         assert proc.poll() is None
         proc.send_signal(signal.SIGINT)
@@ -313,5 +323,5 @@ def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
     assert proc.returncode == 130, err.decode(errors="replace")
     assert b"Traceback" not in err
     assert took < 5  # the match itself would run for minutes
-    for bot in bots:
-        assert not bot.is_running() or bot.status() == psutil.STATUS_ZOMBIE
+    for process in bots + guards:
+        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
