@@ -209,8 +209,8 @@ class _RefereeStream:
     the protocol's limits, and a request is answered straight from its map (see
     :func:`_request`); every other message is decoded and checked in full. Leaving the
     typed messages and the conversation checks of :class:`Codec` out of a decision
-    makes the bot several times cheaper to run, which the referee's decision rate
-    depends on (benchmarks/ipc.py)."""
+    about halves what a decision costs the bot, and the referee's decision rate
+    depends on it (benchmarks/ipc.py)."""
 
     def __init__(self) -> None:
         self._unpacker = msgpack.Unpacker(
