@@ -284,11 +284,11 @@ async def test_keyboard_interrupt_propagates_unwrapped(tmp_path: Path) -> None:
         )
 
 
-def command_line(process: psutil.Process) -> str:
+def command_line(process: psutil.Process) -> list[str]:
     try:
-        return " ".join(process.cmdline())
+        return process.cmdline()
     except psutil.Error:  # it has just exited
-        return ""
+        return []
 
 
 def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
@@ -304,10 +304,14 @@ def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
         deadline = time.monotonic() + 10
         bots: list[psutil.Process] = []
         guards: list[psutil.Process] = []
-        while (len(bots) < 2 or len(guards) < 2) and time.monotonic() < deadline:
+        # Matched on their programs: a child that is forked but not yet started still
+        # has the referee's command line, which names sleepy.py too.
+        sleepy_argv = [str(HOSTILE / "sleepy.py"), "100"]
+        while (len(bots), len(guards)) != (2, 2) and time.monotonic() < deadline:
             time.sleep(0.05)
-            bots = [p for p in referee.children() if "sleepy.py" in command_line(p)]
-            guards = [p for p in referee.children() if "taki-referee-guard" in command_line(p)]
+            children = [(p, command_line(p)) for p in referee.children()]
+            bots = [p for p, argv in children if argv[1:] == sleepy_argv]
+            guards = [p for p, argv in children if "taki-referee-guard" in argv[:4]]
         assert len(bots) == 2, "the bots did not start"
         assert len(guards) == 2, "a bot has no guard"
         time.sleep(0.5)  # in the middle of a game
