@@ -70,6 +70,10 @@ def test_a_killed_referee_takes_its_bots_with_it() -> None:
     try:
         assert referee.stdout is not None
         pids = [int(pid) for pid in referee.stdout.readline().split()]
+        if len(pids) != 3:
+            referee.kill()
+            _, err = referee.communicate()
+            pytest.fail(f"the referee did not start its bot:\n{err.decode(errors='replace')}")
         bot, child, guard = pids
         assert not any(gone(pid) for pid in pids)
         referee.kill()
