@@ -111,10 +111,8 @@ def require_plain(where: str, value: object, depth: int = 0) -> None:
 
     Allowed: nil, booleans, integers in the msgpack range, strings, arrays and maps with
     string keys, nested at most ``MAX_NESTING`` levels. Floats and binary data are not used
-    by the protocol and are rejected. Skipped inside :func:`trusted_data`.
+    by the protocol and are rejected.
     """
-    if _TRUSTED.get():
-        return
     problem = _plain_problem(value, depth)
     if problem is not None:
         path, message = problem
@@ -243,13 +241,20 @@ def optional_text(*, max_len: int | None = None) -> Validator:
     return check
 
 
+def _walk_unless_trusted(
+    instance: object, attribute: "attrs.Attribute[Any]", value: object
+) -> None:
+    """:func:`require_plain` on a field, except inside :func:`trusted_data`."""
+    if not _TRUSTED.get():
+        require_plain(field_label(instance, attribute), value)
+
+
 def plain_map() -> Validator:
     def check(instance: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
         if not isinstance(value, dict):
             label = field_label(instance, attribute)
             raise fail(label, f"must be a map, got {wire_type_name(value)}")
-        if not _TRUSTED.get():
-            require_plain(field_label(instance, attribute), value)
+        _walk_unless_trusted(instance, attribute, value)
 
     return check
 
@@ -275,8 +280,7 @@ def list_of_maps(*, min_len: int = 0, required_key: str | None = None) -> Valida
                 if required_key not in item:
                     raise fail(where, f"has no {required_key!r} key")
                 require_text(f"{where}.{required_key}", item[required_key], min_len=1)
-        if not _TRUSTED.get():
-            require_plain(field_label(instance, attribute), value)
+        _walk_unless_trusted(instance, attribute, value)
 
     return check
 
