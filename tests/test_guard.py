@@ -9,9 +9,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-import psutil
 import pytest
 import trio
+from processes import gone
 
 from referee.guard import GroupGuard
 
@@ -53,13 +53,6 @@ def wait_until(condition: Callable[[], bool], timeout_s: float) -> bool:
             return True
         time.sleep(0.02)
     return condition()
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def test_a_killed_referee_takes_its_bots_with_it() -> None:

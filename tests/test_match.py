@@ -20,6 +20,7 @@ from unittest.mock import ANY
 import psutil
 import pytest
 import trio
+from processes import gone, live_children
 
 from referee.cli_match import match_games
 from referee.clock import TimeControl
@@ -44,32 +45,11 @@ def random_bot(index: int) -> BotSpec:
     return BotSpec(f"random{index}", BotCommand((sys.executable, str(RANDOM_BOT), str(index))))
 
 
-def live_children() -> list[psutil.Process]:
-    """Descendants of the test process that exist in any state (zombies included)."""
-    out = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            child.status()
-        except psutil.NoSuchProcess:
-            continue
-        out.append(child)
-    return out
-
-
-def gone(pid: int) -> bool:
-    """A process that no longer runs. A zombie counts: once its parent (the bot) is dead,
-    reaping it is the job of init, not of the referee."""
-    try:
-        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
-    except psutil.NoSuchProcess:
-        return True
-
-
 @pytest.fixture(autouse=True)
 def no_leftover_processes() -> Iterator[None]:
-    assert live_children() == [], "a process was running before the test"
+    assert live_children(zombies=True) == [], "a process was running before the test"
     yield
-    assert live_children() == [], "the test left processes behind"
+    assert live_children(zombies=True) == [], "the test left processes behind"
 
 
 async def play(

@@ -27,6 +27,7 @@ import msgpack
 import psutil
 import pytest
 import trio
+from processes import live_children
 from taki_protocol import BotHello, Error, pack_message, unpack_message
 
 from referee.cli import main
@@ -75,22 +76,11 @@ def remote(name: str) -> BotSpec:
     return BotSpec(name, None)
 
 
-def live_children() -> list[psutil.Process]:
-    out = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                out.append(child)
-        except psutil.NoSuchProcess:
-            continue
-    return out
-
-
 @pytest.fixture(autouse=True)
 def no_leftover_processes() -> Iterator[None]:
-    assert live_children() == [], "a process was running before the test"
+    assert live_children(zombies=False) == [], "a process was running before the test"
     yield
-    assert live_children() == [], "the test left processes behind"
+    assert live_children(zombies=False) == [], "the test left processes behind"
 
 
 def check_outcomes(outcomes: Sequence[GameOutcome]) -> None:
