@@ -34,7 +34,9 @@ HOSTILE = Path(__file__).resolve().parent / "hostile_bots"
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 CLI = Path(sys.executable).parent / "taki-referee"
 
-FAST = TimeControl(move_ms=300, reaction_ms=300, startup_ms=2000)
+# Quick to time out a silent bot, yet long enough that an honest one never times out
+# on a busy machine.
+FAST = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=2000)
 
 
 def hostile(script: str, *args: str, name: str = "hostile") -> BotSpec:
