@@ -70,8 +70,6 @@ def describe_entry(entry: dict[str, Any], bots: list[str]) -> str:
         text = f"plays {action['card']}"
         if "color" in action:
             text += f", names {action['color']}"
-        if "direction" in action:
-            text += f", direction {'+1' if action['direction'] > 0 else '-1'}"
     elif kind == "play_combo":
         text = f"plays the 3+Plus combo in {action['color']}"
     elif kind == "draw":

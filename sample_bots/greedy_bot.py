@@ -27,6 +27,18 @@ def color_counts(hand: list[str]) -> Counter[str]:
     return Counter(color for color, _ in map(split, hand) if color)
 
 
+def incoming_hand_size(view: Map) -> int:
+    """The size of the hand a Crazy Card would pass to this seat: the one of the
+    previous seat still in the game."""
+    sizes, active, players = view["hand_sizes"], view["active"], len(view["hand_sizes"])
+    seat = view["seat"]
+    for _ in range(players - 1):
+        seat = (seat - view["direction"]) % players
+        if active[seat]:
+            return int(sizes[seat])
+    return 0
+
+
 def score(action: Map, view: Map, counts: Counter[str]) -> float:
     kind = action["kind"]
     if kind == "break":
@@ -62,6 +74,9 @@ def score(action: Map, view: Map, counts: Counter[str]) -> float:
         return -10 if len(view["hand"]) > 2 else 20
     if figure == "+3_breaker":
         return -30
+    if figure == "crazy":
+        # Every hand moves on one seat: worth it when the hand coming in is smaller.
+        return 10 * (len(view["hand"]) - 1 - incoming_hand_size(view))
     assert color is not None
     base = 3 * counts[color]
     if figure == "taki":

@@ -78,14 +78,16 @@ def sample_bot(request: pytest.FixtureRequest) -> str:
     return str(request.getfixturevalue(f"{request.param}_bot"))
 
 
-def play_match(bots: list[str], games: int, tmp_path: Path) -> list[dict[str, Any]]:
+def play_match(
+    bots: list[str], games: int, tmp_path: Path, rules: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     replays = tmp_path / "replays"
     proc = subprocess.run(
         [
             *referee_command(), "match", *bots,
             "--games", str(games), "--json",
             "--replay-dir", str(replays), "--log-dir", str(tmp_path / "logs"),
-            *TIME_ARGS,
+            *TIME_ARGS, *rules,
         ],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
@@ -129,3 +131,20 @@ def test_all_sample_bots_at_one_table(js_bot: str, c_bot: str, tmp_path: Path) -
     check_games(games, {"random", "greedy", "js", "c"}, tmp_path)
     seats = {(p["bot"], p["seat"]) for g in games for p in g["players"]}
     assert len(seats) == 16  # four rotations: every bot sat in every seat
+
+
+VARIANTS = {
+    "crazy_card": ("--flag", "crazy_card=true"),
+    "plus3_rule": ("--rules", "super-taki-classic", "--flag", "plus3_rule=true"),
+    "pyramid": ("--flag", "pyramid=true"),
+    "voluntary_draw": ("--flag", "voluntary_draw=true"),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_all_sample_bots_play_every_variant(
+    variant: str, js_bot: str, c_bot: str, tmp_path: Path
+) -> None:
+    bots = [*PYTHON_BOTS.values(), js_bot, c_bot]
+    games = play_match(bots, 2, tmp_path, VARIANTS[variant])
+    check_games(games, {"random", "greedy", "js", "c"}, tmp_path)

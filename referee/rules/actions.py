@@ -37,13 +37,12 @@ KIND_NAMES: tuple[str, ...] = (
 @attrs.frozen(repr=False)
 class Action:
     """One decision. ``card`` is a card code for plays, ``color`` the color named by a
-    Change Color (or the color of an old-rule 3+Plus combo), ``direction`` the direction
-    chosen with a Crazy Card, ``count`` the number of cards a draw takes."""
+    Change Color (or the color of an old-rule 3+Plus combo), ``count`` the number of
+    cards a draw takes."""
 
     kind: int
     card: int = -1
     color: int = -1
-    direction: int = 0
     count: int = 0
 
     def to_wire(self) -> dict[str, Any]:
@@ -52,8 +51,6 @@ class Action:
             out["card"] = cards.NAMES[self.card]
             if self.card == cards.CHANGE_COLOR:
                 out["color"] = cards.COLORS[self.color]
-            elif self.card == cards.CRAZY:
-                out["direction"] = self.direction
         elif self.kind == PLAY_COMBO:
             out["color"] = cards.COLORS[self.color]
         elif self.kind == DRAW:
@@ -71,8 +68,6 @@ class Action:
             code = cards.parse(data.get("card", ""))
             if code == cards.CHANGE_COLOR:
                 return play(code, color=cards.parse_color(data.get("color", "")))
-            if code == cards.CRAZY:
-                return play(code, direction=int(data.get("direction", 0)))
             return play(code)
         if kind == PLAY_COMBO:
             return combo(cards.parse_color(data.get("color", "")))
@@ -89,31 +84,22 @@ class Action:
         return f"Action({self})"
 
 
-def _make_plays() -> dict[tuple[int, int, int], Action]:
+def _make_plays() -> dict[tuple[int, int], Action]:
     table = {}
     for code in range(cards.CARD_COUNT):
         if code == cards.CHANGE_COLOR:
             for color in range(4):
-                table[code, color, 0] = Action(PLAY, code, color=color)
-        elif code == cards.CRAZY:
-            for direction in (1, -1):
-                table[code, -1, direction] = Action(PLAY, code, direction=direction)
+                table[code, color] = Action(PLAY, code, color=color)
         else:
-            table[code, -1, 0] = Action(PLAY, code)
+            table[code, -1] = Action(PLAY, code)
     return table
 
 
 _PLAYS = _make_plays()
-#: The plain play of each card code (``None`` for cards that need a choice).
-PLAY_CARD: tuple[Action | None, ...] = tuple(
-    _PLAYS.get((c, -1, 0)) for c in range(cards.CARD_COUNT)
-)
+#: The plain play of each card code (``None`` for the Change Color, which names a color).
+PLAY_CARD: tuple[Action | None, ...] = tuple(_PLAYS.get((c, -1)) for c in range(cards.CARD_COUNT))
 #: The four Change Color plays, one per named color.
-CHANGE_COLOR_PLAYS: tuple[Action, ...] = tuple(_PLAYS[cards.CHANGE_COLOR, c, 0] for c in range(4))
-CRAZY_PLAYS: tuple[Action, ...] = (
-    _PLAYS[cards.CRAZY, -1, 1],
-    _PLAYS[cards.CRAZY, -1, -1],
-)
+CHANGE_COLOR_PLAYS: tuple[Action, ...] = tuple(_PLAYS[cards.CHANGE_COLOR, c] for c in range(4))
 COMBOS: tuple[Action, ...] = tuple(Action(PLAY_COMBO, color=c) for c in range(4))
 END_TURN_ACTION = Action(END_TURN)
 CLOSE_RUN_ACTION = Action(CLOSE_RUN)
@@ -130,15 +116,14 @@ _SIMPLE = {
 _DRAWS: dict[int, Action] = {}
 
 
-def play(code: int, *, color: int = -1, direction: int = 0) -> Action:
-    """The action that plays ``code`` (with the named color for Change Color, the
-    direction for a Crazy Card)."""
+def play(code: int, *, color: int = -1) -> Action:
+    """The action that plays ``code`` (with the named color for a Change Color)."""
     try:
-        return _PLAYS[code, color, direction]
+        return _PLAYS[code, color]
     except KeyError:
         raise ValueError(
             f"no play of {cards.NAMES[code] if 0 <= code < cards.CARD_COUNT else code!r} "
-            f"with color={color} direction={direction}"
+            f"with color={color}"
         ) from None
 
 

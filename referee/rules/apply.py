@@ -113,9 +113,6 @@ def _place(s: GameState, seat: int, action: Action) -> None:
     if code == C.CHANGE_COLOR:
         color = action.color
         s.events.append(("play", seat, code, color))
-    elif code == C.CRAZY:
-        s.direction = action.direction
-        s.events.append(("play", seat, code, action.direction))
     else:
         s.events.append(("play", seat, code, None))
     if C.IS_TRANSPARENT[code]:
@@ -123,9 +120,10 @@ def _place(s: GameState, seat: int, action: Action) -> None:
     s.lead = code
     if code == C.KING or code == C.SUPER_TAKI:
         color = -1
-    if s.open_run >= 0 and color != s.open_run:
-        # R13: a card of another color closes an open run (a King or Change Color
-        # counts as another color; transparent cards do not).
+    if s.open_run >= 0 and (color != s.open_run or code == C.CHANGE_COLOR):
+        # R13: a card of another color closes an open run. A King or a Change Color
+        # counts as another color (even one naming the run's color); transparent cards
+        # do not.
         s.open_run = -1
     if color >= 0:
         s.color = color
@@ -263,10 +261,10 @@ def _resolve_window(s: GameState) -> None:
         s.events.append(("break", breaker))
         if breaker in s.react_declared:
             s.events.append(("last_card", breaker))
-        if _hand_emptied(s, breaker):
-            if s.phase == OVER:
-                return
-        elif (  # the last-card rule applies to a breaker too (RULES.md)
+        _hand_emptied(s, breaker)
+        if s.phase == OVER:
+            return
+        if (  # D1: the last-card rule applies to a breaker too (and D6 in the Pyramid)
             s.sizes[breaker] == 1
             and breaker not in s.react_declared
             and s.rules.last_card_penalty
@@ -283,7 +281,7 @@ def _resolve_window(s: GameState) -> None:
 
 
 def _pass_hands(s: GameState) -> None:
-    """Crazy Card variant: every hand moves to the next seat in the new direction."""
+    """Crazy Card variant: every hand moves to the next seat in the current direction."""
     seats = [p for p in range(s.players) if s.active[p]]
     hands = {p: s.hands[p] for p in seats}
     for p in seats:

@@ -20,16 +20,14 @@ _THREE_FIG = C.NUMBER_VALUES.index(3)
 def _plays_of(code: int) -> tuple[Action, ...]:
     if code == C.CHANGE_COLOR:
         return A.CHANGE_COLOR_PLAYS
-    if code == C.CRAZY:
-        return A.CRAZY_PLAYS
     play = A.PLAY_CARD[code]
     assert play is not None
     return (play,)
 
 
-#: Every play of each card code (Change Color and Crazy Card carry a choice).
+#: Every play of each card code (a Change Color carries the color it names).
 PLAYS_OF: tuple[tuple[Action, ...], ...] = tuple(_plays_of(c) for c in range(C.CARD_COUNT))
-#: The play of a card that carries no choice (every card but Change Color and Crazy).
+#: The play of a card that carries no choice (every card but the Change Color).
 _PLAY: tuple[Action, ...] = tuple(plays[0] for plays in PLAYS_OF)
 
 

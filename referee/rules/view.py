@@ -49,8 +49,6 @@ def event_for(event: Event, seat: int | None) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "play", "seat": event[1], "card": C.NAMES[event[2]]}
         if event[2] == C.CHANGE_COLOR:
             out["color"] = C.COLORS[event[3]]
-        elif event[2] == C.CRAZY:
-            out["direction"] = event[3]
         return out
     if kind == "draw":
         out = {"type": "draw", "seat": event[1], "count": event[2], "reason": event[3]}

@@ -49,15 +49,13 @@ RULE_SETS: dict[str, Rules] = {
 
 
 def _every_action() -> list[A.Action]:
-    """Every action a seat could name: each play of each card code (with each color or
-    direction where the card needs one), the old-rule combos, run ends, the King's end of
+    """Every action a seat could name: each play of each card code (with each color for
+    the Change Color), the old-rule combos, run ends, the King's end of
     turn, the Breaker window's answers and draws of several sizes."""
     out: list[A.Action] = []
     for code in range(C.CARD_COUNT):
         if code == C.CHANGE_COLOR:
             out += [A.play(code, color=color) for color in range(4)]
-        elif code == C.CRAZY:
-            out += [A.play(code, direction=d) for d in (1, -1)]
         else:
             out.append(A.play(code))
     out += [A.combo(color) for color in range(4)]

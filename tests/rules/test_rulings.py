@@ -86,15 +86,26 @@ def test_r02_colorless_flips_go_to_the_bottom():
     pytest.fail("no seed with a colorless first flip")
 
 
-def test_r02_first_leading_action_card_does_nothing():
-    for seed in range(300):
-        game = new_game(2, seed)
-        fig = cards.FIGURE_OF[game.lead]
-        if fig in (cards.STOP, cards.PLUS_TWO, cards.CHANGE_DIRECTION, cards.PLUS, cards.TAKI):
-            assert game.turn == 0 and game.pending == 0 and game.direction == 1
-            assert game.open_run == cards.NO_COLOR  # D2
-            return
-    pytest.fail("no seed with an action card first")
+@pytest.mark.parametrize(
+    "figure", [cards.STOP, cards.PLUS_TWO, cards.CHANGE_DIRECTION, cards.PLUS, cards.TAKI]
+)
+def test_r02_first_leading_action_card_does_nothing(figure):
+    def number_plays(game):
+        return [a for a in game.legal_actions()
+                if a.kind == A.PLAY and cards.IS_NUMBER[a.card]]
+
+    games = (new_game(3, seed) for seed in range(3000))
+    game = next((g for g in games if cards.FIGURE_OF[g.lead] == figure and number_plays(g)),
+                None)
+    assert game is not None, f"no seed in range starts with a {cards.FIGURE_NAMES[figure]}"
+    # No skip, no chain, no reversal, no play-again and no run: seat 0 simply plays a
+    # number, and seat 1 comes next.
+    assert game.turn == 0 and game.phase == PLAY and game.events == []
+    assert game.pending == 0 and game.direction == 1
+    assert game.open_run == cards.NO_COLOR  # D2
+    assert all(a.kind != A.DRAW or a.count == 1 for a in game.legal_actions())
+    game.apply(number_plays(game)[0], last_card=True)
+    assert game.phase == PLAY and game.turn == 1
 
 
 def test_d02_taki_as_first_leading_card_opens_no_run():
@@ -266,11 +277,14 @@ def test_r10_drawing_the_total_is_always_legal():
 
 
 def test_r10_after_the_draw_the_plus_two_is_ordinary():
-    game = position(hands=[["red:1", "green:+2"], ["blue:7"]], lead="red:+2", pending=2)
+    game = position(hands=[["blue:7", "blue:8"], ["red:1", "green:+2", "yellow:4"]],
+                    lead="red:+2", pending=2)
     game.apply(A.draw(2))
-    game2 = position(hands=[["red:1", "green:+2"], ["blue:7"]], lead="red:+2")
-    assert kinds(game2.legal_actions()) == {"play red:1", "play green:+2"}
-    assert game.pending == 0
+    assert game.pending == 0 and game.turn == 1 and game.sizes[0] == 4
+    # The next player matches the +2 by color or figure like any card; no chain is due.
+    assert kinds(game.legal_actions()) == {"play red:1", "play green:+2"}
+    game.apply(play("red:1"))
+    assert game.pending == 0 and game.turn == 0
 
 
 def test_r11_change_color_names_a_color():
@@ -385,6 +399,21 @@ def test_r13_open_run_is_continued_by_the_next_player_and_closed():
     assert game.open_run == cards.NO_COLOR and game.turn == 2  # the Stop was cancelled
 
 
+def test_r13_lone_taki_is_passed_on_open_and_closed_by_the_next_player():
+    game = position(hands=[["red:taki", "blue:1"], ["red:6", "red:7", "green:1"],
+                           ["yellow:1", "yellow:4"]], lead="red:3")
+    game.apply(play("red:taki"))
+    assert kinds(game.legal_actions()) == {"leave_run_open"}  # nothing red left to add
+    game.apply(A.LEAVE_RUN_OPEN_ACTION, last_card=True)
+    assert game.open_run == cards.RED and game.turn == 1
+    game.apply(play("red:6"))
+    game.apply(play("red:7"))
+    assert "close_run" in kinds(game.legal_actions())
+    game.apply(A.CLOSE_RUN_ACTION, last_card=True)
+    assert game.open_run == cards.NO_COLOR and game.turn == 2
+    assert kinds(game.legal_actions()) == {"draw 1"}  # yellow cannot follow red:7
+
+
 def test_r13_lone_taki_cannot_be_closed():
     game = position(hands=[["red:taki", "blue:1"], ["red:6"]], lead="red:3")
     game.apply(play("red:taki"), last_card=True)
@@ -411,6 +440,17 @@ def test_r13_king_and_change_color_close_transparent_cards_do_not():
     for seat in game.to_act():
         game.apply(A.PASS_ACTION, seat)
     assert game.open_run == cards.RED
+
+
+@pytest.mark.parametrize("named", ["red", "blue"])
+def test_r13_change_color_closes_the_open_run_whatever_it_names(named):
+    game = position(hands=[["red:1", "red:5"], ["change_color", "blue:9"], ["red:4", "blue:4"]],
+                    lead="red:3", open_run="red", turn=1)
+    game.apply(change_color(named))
+    assert game.open_run == cards.NO_COLOR and game.turn == 2
+    # The next player plays one card as usual: no run to continue.
+    game.apply(play(f"{named}:4"), last_card=True)
+    assert game.phase == PLAY and game.turn == 0
 
 
 def test_r13_drawing_leaves_the_run_open_and_chain_blocks_continuing():
@@ -517,6 +557,26 @@ def test_r17_break_cancels_and_plus3_player_draws():
     assert game.sizes == [2 + 3, 2, 3]
     assert game.turn == 1  # play goes on from the +3's player
     assert game.lead == cards.parse("red:3")
+
+
+@pytest.mark.parametrize(("direction", "winner"), [(1, 3), (-1, 1)])
+def test_r17_first_breaker_in_turn_order_after_the_plus3(direction, winner):
+    # Seat 2 plays the +3; seats 1 and 3 both break. Turn order after seat 2 is
+    # 3, 0, 1 going up the seats and 1, 0, 3 going down: the first breaker wins.
+    game = position(
+        hands=[["red:4", "red:6"], ["+3_breaker", "blue:4", "blue:5"],
+               ["+3", "red:5", "red:7"], ["+3_breaker", "green:4", "green:5"]],
+        lead="red:3", turn=2, direction=direction,
+    )
+    game.apply(play("+3"))
+    for seat in (1, 3):
+        game.apply(A.BREAK_ACTION, seat)
+    game.apply(A.PASS_ACTION, 0)
+    loser = 4 - winner
+    assert ("break", winner) in game.events and ("break", loser) not in game.events
+    assert game.sizes[winner] == 2 and game.sizes[loser] == 3
+    assert game.sizes[2] == 2 + 3 and game.sizes[0] == 2
+    assert game.turn == (2 + direction) % 4  # play goes on from the +3's player
 
 
 def test_r17_everyone_is_asked_even_without_a_breaker():
@@ -801,12 +861,25 @@ def test_d07_crazy_card_passes_hands():
     assert len(rules.deck_cards()) == 118
     game = position(hands=[["crazy", "red:5"], ["blue:1", "blue:4"], ["green:1"]],
                     lead="red:3", rules=rules)
-    assert {"play crazy 1", "play crazy -1"} <= kinds(game.legal_actions())
-    game.apply(A.play(cards.CRAZY, direction=-1), last_card=True)
-    assert game.direction == -1
-    assert hand(game, 2) == ["red:5"] and hand(game, 1) == ["green:1"]
-    assert hand(game, 0) == ["blue:1", "blue:4"]
-    assert game.lead == cards.parse("red:3") and game.turn == 2
+    plays = [a for a in game.legal_actions() if a.card == cards.CRAZY]
+    assert [a.to_wire() for a in plays] == [{"kind": "play", "card": "crazy"}]
+    game.apply(plays[0], last_card=True)
+    # Every hand moves one seat on in the current direction, which stays as it was.
+    assert game.direction == 1
+    assert hand(game, 1) == ["red:5"] and hand(game, 2) == ["blue:1", "blue:4"]
+    assert hand(game, 0) == ["green:1"]
+    # Transparent: the Leading Card and the color are those under the Crazy Card.
+    assert game.lead == cards.parse("red:3") and game.color == cards.RED
+    assert game.turn == 1
+
+
+def test_d07_crazy_card_follows_the_direction_of_play():
+    game = position(hands=[["red:5"], ["crazy", "blue:1", "blue:4"], ["green:1", "green:3"]],
+                    lead="red:3", rules=Rules(crazy_card=True), turn=1, direction=-1)
+    game.apply(A.play(cards.CRAZY))
+    assert hand(game, 0) == ["blue:1", "blue:4"] and hand(game, 2) == ["red:5"]
+    assert hand(game, 1) == ["green:1", "green:3"]
+    assert game.direction == -1 and game.turn == 0
 
 
 def test_d08_old_plus3_rule_combo():
@@ -864,6 +937,18 @@ def test_d14_king_free_action_has_no_draw():
     assert not any(a.kind == A.DRAW for a in game.legal_actions())
 
 
+def test_d06_a_breaker_reaching_stage_one_needs_a_declaration():
+    rules = Rules(pyramid=True)
+    for declared, size in ((False, 1 + 4), (True, 1)):
+        game = position(hands=[["+3", "red:5"], ["+3_breaker"], ["green:1", "green:4"]],
+                        lead="red:3", rules=rules)
+        game.stages = [8, 2, 8]
+        game.apply(play("+3"), last_card=True)
+        game.apply(A.BREAK_ACTION, 1, last_card=declared)
+        game.apply(A.PASS_ACTION, 2)
+        assert game.stages[1] == 1 and game.sizes[1] == size
+
+
 def test_d06_reaching_stage_one_needs_a_declaration():
     rules = Rules(pyramid=True)
     game = position(hands=[["red:5"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
@@ -874,3 +959,36 @@ def test_d06_reaching_stage_one_needs_a_declaration():
     game.stages = [2, 8]
     game.apply(play("red:5"), last_card=True)
     assert game.sizes[0] == 1
+
+
+def test_d15_plus3_player_gone_before_the_window_closes():
+    # No break: the +3 still makes every other player draw 3.
+    game = position(hands=[["+3", "red:5"], ["blue:1", "blue:4"], ["green:1", "green:4"],
+                           ["yellow:1", "yellow:4"]], lead="red:3")
+    game.apply(play("+3"), last_card=True)
+    game.forfeit(0, "crash")
+    game.apply(A.PASS_ACTION, 1)
+    game.apply(A.PASS_ACTION, 2)
+    game.apply(A.PASS_ACTION, 3)
+    assert game.sizes == [0, 5, 5, 5] and game.turn == 1
+    # A break: the breaker spends its card and nobody draws; a chain the +3 was part
+    # of ends there, since its player would have drawn it.
+    game = position(hands=[["red:5", "red:6"], ["+3", "blue:1", "blue:4"],
+                           ["+3_breaker", "green:1", "green:4"]],
+                    lead="red:+2", pending=2, turn=1)
+    game.apply(play("+3"))
+    assert game.pending == 4
+    game.forfeit(1, "crash")
+    game.apply(A.PASS_ACTION, 0)
+    game.apply(A.BREAK_ACTION, 2)
+    assert game.pending == 0 and game.sizes == [2, 0, 2]
+    assert game.turn == 2 and game.card_count() == 116
+
+
+def test_d16_a_two_player_stop_ends_the_turn_before_the_next_one():
+    # With two players a Stop gives its player a new turn; the old one ends first, so
+    # "last card" is checked then.
+    game = position(hands=[["red:stop", "red:5"], ["red:1", "red:6"]], lead="red:3")
+    game.apply(play("red:stop"))
+    assert game.turn == 0 and game.sizes[0] == 1 + 4
+    assert any(e[:4] == ("draw", 0, 4, "last_card") for e in game.events)
