@@ -183,7 +183,6 @@ def test_the_viewer_steps_through_the_game(
 
     # One seat's private view: its own cards, and only backs for the other hands.
     page.select_option("#viewer", "1")
-    page.click("header")
     for seat in (0, 2):
         faces, backs = shown_cards(page, seat)
         assert faces == []
@@ -191,8 +190,10 @@ def test_the_viewer_steps_through_the_game(
         hand_html = page.locator(f'#hands .hand[data-seat="{seat}"]').inner_html()
         assert not any(card in hand_html for card in set(replay_steps(replay)[4]["hands"][seat]))
     assert shown_cards(page, 1)[0] == replay_steps(replay)[4]["hands"][1]
+    page.focus("#viewer")  # the arrow keys step even while the seat list has the focus
     page.keyboard.press("ArrowRight")
     assert shown_step(page) == 5
+    assert page.input_value("#viewer") == "1"
     assert shown_cards(page, 0) == ([], state_after(replay, 5).sizes[0])
 
     # Another seat's draw shows as a count; a click on the log jumps to it.
@@ -216,7 +217,6 @@ def test_the_viewer_steps_through_the_game(
 
     # End: the forfeit, the winner, the final ranking.
     page.select_option("#viewer", "-1")
-    page.click("header")
     page.keyboard.press("End")
     assert shown_step(page) == last
     final = state_after(replay, last)
