@@ -52,7 +52,9 @@ def js_bot() -> str:
     if shutil.which("node") is None:
         pytest.fail("node is needed for the JavaScript sample bot but is not on PATH")
     bot_dir = BOTS_DIR / "js"
-    if not (bot_dir / "node_modules" / "@msgpack" / "msgpack" / "package.json").exists():
+    installed = bot_dir / "node_modules" / ".package-lock.json"
+    lock = bot_dir / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         build(["npm", "ci", "--no-audit", "--no-fund"], bot_dir, "JavaScript sample bot")
     return "js=node sample_bots/js/bot.js"
 
