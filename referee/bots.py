@@ -39,11 +39,13 @@ from taki_protocol import (
 
 from . import __version__
 from .faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
-from .process import RECEIVE_CHUNK_BYTES, open_bot_process
+from .process import RECEIVE_CHUNK_BYTES, BotProcess, open_bot_process
 from .settings import BotSpec
 
 REFEREE_ID = f"taki-referee {__version__}"
-#: How long a goodbye (an error or shutdown message) may take to write.
+#: How long a goodbye (an error or shutdown message) may take to write. A forfeited bot
+#: has this long in all, from the start of the ``error`` message, to read it and exit by
+#: itself before it is killed: a bot never holds the referee up by more.
 GOODBYE_S = 0.2
 #: How long a bot told to shut down has to exit by itself before it is killed.
 SHUTDOWN_WAIT_S = 0.5
@@ -104,9 +106,25 @@ class BotConnection:
         return self.fault is None and self.process.returncode is None
 
     def describe_exit(self) -> str:
+        """How the bot ended, e.g. ``the bot exited with status 1`` or ``the bot was
+        killed by signal SIGSEGV``."""
+        code = self.process.returncode
+        was = "was " if code is not None and code < 0 else ""
+        return f"the bot {was}{self.process.status()}"
+
+    def crashed(self, what: str | None = None) -> BotCrashed:
+        """The fault of a bot that is gone: ``what`` happened (if given), then how the
+        bot ended. The bots are told only that; the detail kept in results, replays and
+        logs adds the bot's last stderr lines."""
+        if what is None:
+            public = self.describe_exit()
+        elif self.process.returncode is None:  # closed its output but still runs
+            public = what
+        else:
+            public = f"{what}: {self.describe_exit()}"
         tail = self.process.stderr_tail(5)
-        status = self.process.status()
-        return f"the bot {status}" + (f"; its last stderr lines:\n{tail}" if tail else "")
+        detail = public + (f"; its last stderr lines:\n{tail}" if tail else "")
+        return BotCrashed(detail, public=public)
 
     async def send(self, message: Message, timeout_s: float | None = None) -> float:
         """Write one message; a dead bot raises BotCrashed, a full pipe past
@@ -139,7 +157,7 @@ class BotConnection:
                 continue
             if message is EOF:
                 await self._wait_exit()
-                raise BotCrashed(f"closed its output: {self.describe_exit()}")
+                raise self.crashed("closed its output")
             assert not isinstance(message, type(EOF))
             return message
 
@@ -149,13 +167,14 @@ class BotConnection:
         with trio.CancelScope(shield=True), trio.move_on_after(0.5):
             await self.process.wait()
 
-    async def handshake(self, deadline_ms: int) -> BotHello:
-        """Send hello and wait for the bot's hello within the startup deadline."""
-        with trio.move_on_after(deadline_ms / 1000) as scope:
+    async def handshake(self, startup_ms: int, grace_ms: int = 0) -> BotHello:
+        """Send hello and wait for the bot's hello within the startup time (plus
+        ``grace_ms``, which a timeout's detail leaves out, as it does for requests)."""
+        with trio.move_on_after((startup_ms + grace_ms) / 1000) as scope:
             await self.send(Hello(referee=REFEREE_ID))
             reply = await self.receive()
         if scope.cancelled_caught:
-            raise BotTimeout(f"no hello within the startup time of {deadline_ms} ms")
+            raise BotTimeout(f"no hello within the startup time of {startup_ms} ms")
         if not isinstance(reply, BotHello):
             raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
         self.bot_name = reply.name
@@ -196,7 +215,7 @@ class BotConnection:
                 fault = exc
             else:
                 if message is EOF:
-                    fault = BotCrashed(f"closed its output: {self.describe_exit()}")
+                    fault = self.crashed("closed its output")
                 elif not isinstance(message, Sentinel):
                     fault = BotProtocolError(f"unsolicited {message.TYPE!r} message between games")
         if fault is not None:
@@ -209,7 +228,9 @@ class BotConnection:
         return self._next_id
 
     async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
-        """Send a request and wait for its answer until the deadline.
+        """Send a request and wait for its answer until the deadline: ``deadline_ms``
+        enforces the request's own ``deadline_ms`` (the time the bot was told it has)
+        plus the grace. A timeout's detail gives the time the bot was told.
 
         Returns the answer and the time it took in milliseconds, measured on the
         monotonic clock from the moment the request was handed to the pipe to the
@@ -221,7 +242,7 @@ class BotConnection:
         try:
             reply = await self.receive(deadline=start + deadline_s)
         except trio.TooSlowError:
-            raise BotTimeout(f"no answer within {deadline_ms} ms") from None
+            raise BotTimeout(f"no answer within {message.deadline_ms} ms") from None
         elapsed_ms = (trio.current_time() - start) * 1000
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
@@ -233,13 +254,23 @@ class BotConnection:
         self.codec.abandon_request()
 
     async def fail(self, fault: BotFault) -> None:
-        """Tell the bot why it forfeits (when its input is still open), then stop it."""
+        """Tell the bot why it forfeits (when its input is still open), then stop it.
+
+        After the ``error`` message the bot's input is closed, and the bot has what is
+        left of :data:`GOODBYE_S` to read the message and exit by itself (PROTOCOL.md,
+        section 3.6), so that the message reaches it before the kill does."""
         cut = self.fault is not None  # only a send that timed out sets it before
         self.fault = fault
         if self.process.returncode is None and not cut:
+            goodbye_by = trio.current_time() + GOODBYE_S
             with contextlib.suppress(BotFault, ProtocolError):
                 reason = cast(ForfeitReason, fault.reason)
-                await self.send(Error(reason=reason, message=fault.detail), GOODBYE_S)
+                message = Error(reason=reason, message=fault.public_detail)
+                await self.send(message, GOODBYE_S)
+                with trio.move_on_at(goodbye_by):
+                    if isinstance(self.process, BotProcess):
+                        await self.process.close_stdin()
+                    await self.process.wait()
         await self.process.kill()
 
     async def shutdown(self) -> None:
@@ -254,15 +285,16 @@ class BotConnection:
 
 @contextlib.asynccontextmanager
 async def open_bot(
-    spec: BotSpec, *, startup_ms: int, stderr_path: Path | None = None
+    spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None
 ) -> AsyncIterator[BotConnection]:
     """Start a bot and complete the handshake. A bot that cannot even start
     (missing executable) raises BotStartError; one that starts but fails the
-    handshake yields a connection whose ``fault`` is set."""
+    handshake yields a connection whose ``fault`` is set. The bot has ``startup_ms``,
+    plus ``grace_ms`` of slack, to answer ``hello``."""
     async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
         conn = BotConnection(spec.name, process)
         try:
-            await conn.handshake(startup_ms)
+            await conn.handshake(startup_ms, grace_ms)
         except BotFault as fault:
             await conn.fail(fault)
         try:

@@ -4,7 +4,9 @@ A :class:`BotFault` is something a bot did wrong during a game: it was too
 slow, it died, it spoke garbage, or it chose an action the rules forbid. The
 referee turns a fault into a forfeit and records :attr:`BotFault.reason` as a
 short, stable keyword, with :attr:`BotFault.detail` as the human-readable
-explanation.
+explanation. Results, replays and logs keep the detail; the bots are told only
+:attr:`BotFault.public_detail`, which leaves out what is nobody else's business (a
+crashed bot's stderr, which may show the referee machine's paths).
 
 :class:`BotStartError` is deliberately *not* a fault: a command that cannot be
 started at all (missing executable, bad working directory, ...) is a mistake
@@ -33,11 +35,17 @@ class BotFault(Exception):
     """Short keyword identifying the kind of fault (stable; stored in results)."""
 
     detail: str
-    """Human-readable explanation of what went wrong."""
+    """Human-readable explanation of what went wrong, in full (results, replays, logs)."""
 
-    def __init__(self, detail: str) -> None:
+    public_detail: str
+    """What the bots are told: the ``message`` of the ``error`` sent to the bot and the
+    ``detail`` of its forfeit in every bot's ``game_over``. The same as :attr:`detail`
+    unless the fault was made with a shorter ``public`` text."""
+
+    def __init__(self, detail: str, *, public: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.public_detail = detail if public is None else public
 
     def __str__(self) -> str:
         return self.detail

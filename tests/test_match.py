@@ -7,6 +7,7 @@ with short time controls, so that a silent bot costs a fraction of a second.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -311,3 +312,44 @@ def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
     assert took < 5  # the match itself would run for minutes
     for process in bots + guards:
         assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE
+
+
+# ----------------------------------------------------------- what the bots are told
+
+
+async def test_game_fault_error_reaches_the_bot(tmp_path: Path) -> None:
+    report = tmp_path / "error.txt"
+    bot = hostile("report_error", "illegal", str(report))
+    outcomes = await play([bot, random_bot(1)], tmp_path)
+    detail = check_forfeit(outcomes, "illegal")
+    assert report.read_text() == f"illegal: {detail}"
+
+
+async def test_crashed_bot_stderr_stays_with_the_referee(tmp_path: Path) -> None:
+    """The other bots learn how the crashed bot ended, not what it wrote to stderr; the
+    result and the replay keep its last stderr lines."""
+    told = tmp_path / "game_over.jsonl"
+    witness = BotSpec(
+        "witness",
+        BotCommand((sys.executable, str(HOSTILE / "record_game_over.py"), str(told))),
+    )
+    outcomes = await play([hostile("exit_mid_game", "2"), witness], tmp_path)
+    secret = "exit_mid_game: leaving"  # what the crashing bot writes to stderr
+    detail = check_forfeit(outcomes, "crash")
+    assert secret in detail
+    assert secret in json.dumps(outcomes[0].to_json())  # what the results store keeps
+    assert outcomes[0].replay is not None
+    assert secret in outcomes[0].replay.read_text()
+    (line,) = told.read_text().splitlines()
+    assert secret not in line
+    game_over = json.loads(line)
+    forfeit = next(s["forfeit"] for s in game_over["ranking"] if s["forfeit"] is not None)
+    assert forfeit == {
+        "reason": "crash",
+        "detail": "closed its output: the bot exited with status 2",
+    }
+
+
+async def test_timeout_detail_gives_the_deadline_the_bot_was_told(tmp_path: Path) -> None:
+    outcomes = await play([hostile("sleep_forever", "2"), random_bot(1)], tmp_path)
+    assert check_forfeit(outcomes, "timeout") == f"no answer within {FAST.move_ms} ms"

@@ -7,6 +7,7 @@ fails these tests rather than skipping them.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -150,3 +151,20 @@ def test_all_sample_bots_play_every_variant(
     bots = [*PYTHON_BOTS.values(), js_bot, c_bot]
     games = play_match(bots, 2, tmp_path, VARIANTS[variant])
     check_games(games, {"random", "greedy", "js", "c"}, tmp_path)
+
+
+@pytest.mark.parametrize("mode", [[], ["--processes"]])
+def test_greedy_vs_random_benchmark_runs(mode: list[str]) -> None:
+    """A smoke run of benchmarks/greedy_vs_random.py on a handful of games: it plays them
+    and ends with its figure line (the win rate itself is the benchmark's business)."""
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/greedy_vs_random.py", "--games", "4", "--seed", "1", *mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("greedy vs random, 4 heads-up games in 2 duplicate pairs")
+    assert re.fullmatch(r"win_rate=[01]\.\d{3}", lines[-1]), proc.stdout

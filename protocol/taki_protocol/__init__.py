@@ -12,7 +12,14 @@ from .constants import (
     PROTOCOL_VERSION,
     ForfeitReason,
 )
-from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from .errors import (
+    LocalProtocolError,
+    MessageTooLargeError,
+    ProtocolError,
+    ReceivedMessageTooLargeError,
+    RemoteProtocolError,
+    SentMessageTooLargeError,
+)
 from .messages import (
     MESSAGE_CLASSES,
     Answer,
@@ -61,13 +68,16 @@ __all__ = [
     "JsonMap",
     "LocalProtocolError",
     "Message",
+    "MessageTooLargeError",
     "ProtocolError",
     "React",
+    "ReceivedMessageTooLargeError",
     "RefereeMessage",
     "RemoteProtocolError",
     "Request",
     "Role",
     "Rules",
+    "SentMessageTooLargeError",
     "Sentinel",
     "Shutdown",
     "Standing",

@@ -14,7 +14,7 @@ It keeps its position between calls, so feeding a message one byte at a time cos
 linear in the message size.
 """
 
-from .errors import RemoteProtocolError
+from .errors import ReceivedMessageTooLargeError, RemoteProtocolError
 
 # Format byte -> (header length, payload length field size). The payload length, when the
 # field size is nonzero, is read big-endian from the bytes after the format byte.
@@ -82,7 +82,9 @@ class FrameScanner:
 
         Returns None while more bytes are needed. ``buffer`` must be the same stream each
         time, possibly extended; call :meth:`reset` after removing a complete value.
-        Raises :class:`RemoteProtocolError` when the bytes break a framing rule.
+        Raises :class:`RemoteProtocolError` when the bytes break a framing rule, and its
+        subclass :class:`ReceivedMessageTooLargeError` when the value cannot fit in the
+        size limit.
         """
         end = len(buffer)
         pos, pending, limit = self._pos, self._pending, self._max_size
@@ -110,7 +112,11 @@ class FrameScanner:
                 pending += children - 1
                 pos += size
             if pos + pending > limit:
-                raise RemoteProtocolError(f"message exceeds the maximum size of {limit} bytes")
+                raise ReceivedMessageTooLargeError(
+                    f"message exceeds the maximum size of {limit} bytes",
+                    limit=limit,
+                    size=pos + pending,
+                )
         self._pos, self._pending = pos, pending
         if pending or pos > end:
             return None
@@ -145,9 +151,11 @@ class FrameScanner:
         length = int.from_bytes(buffer[pos + 1 : pos + 1 + width], "big")
         if first in _STR_HEADERS:
             if pos + 1 + width + length > self._max_size:
-                raise RemoteProtocolError(
+                raise ReceivedMessageTooLargeError(
                     f"message declares a string of {length} bytes, over the maximum"
-                    f" message size of {self._max_size} bytes"
+                    f" message size of {self._max_size} bytes",
+                    limit=self._max_size,
+                    size=pos + 1 + width + length,
                 )
             return 1 + width + length, 0
         if first in _ARRAY_HEADERS:

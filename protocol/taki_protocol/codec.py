@@ -11,6 +11,14 @@ comes first, requests only happen inside a game, request ids increase, at most o
 is open at a time, an answer must carry the open request's id, and nothing follows
 ``error`` or ``shutdown``. A referee that gives up on an answer calls
 :meth:`Codec.abandon_request`; the late answer is then dropped when it arrives.
+
+Errors: what the peer sent wrong raises :class:`RemoteProtocolError`, what this side tried
+to send wrong :class:`LocalProtocolError`. A message over the size limit
+(``max_message_size``, :data:`MAX_MESSAGE_SIZE` by default) raises
+:class:`MessageTooLargeError` in either direction: :class:`ReceivedMessageTooLargeError`
+(a :class:`RemoteProtocolError`) for one received, refused as soon as a header shows it
+cannot fit, and :class:`SentMessageTooLargeError` (a :class:`LocalProtocolError`) for one
+this side tried to send.
 """
 
 import enum
@@ -21,7 +29,12 @@ import msgpack  # type: ignore[import-untyped]
 
 from ._framing import FrameScanner
 from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
-from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from .errors import (
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+    SentMessageTooLargeError,
+)
 from .messages import (
     MESSAGE_CLASSES,
     Answer,
@@ -67,7 +80,8 @@ _BOT_MESSAGES = (BotHello, Answer)
 def pack_message(message: Message, *, max_size: int = MAX_MESSAGE_SIZE) -> bytes:
     """Encode one message canonically: a msgpack map with keys in the documented order.
 
-    Raises :class:`LocalProtocolError` if the encoding exceeds ``max_size`` bytes.
+    Raises :class:`SentMessageTooLargeError` (a :class:`LocalProtocolError` and a
+    :class:`MessageTooLargeError`) if the encoding exceeds ``max_size`` bytes.
     """
     return _pack(message, max_size, msgpack.Packer(use_bin_type=True).pack)
 
@@ -78,8 +92,10 @@ def _pack(message: Message, max_size: int, pack: Callable[[object], bytes]) -> b
     except (TypeError, ValueError, OverflowError) as exc:  # only if fields were mutated
         raise LocalProtocolError(f"cannot encode {message.TYPE!r} message: {exc}") from None
     if len(data) > max_size:
-        raise LocalProtocolError(
-            f"{message.TYPE} message is {len(data)} bytes, over the maximum of {max_size}"
+        raise SentMessageTooLargeError(
+            f"{message.TYPE} message is {len(data)} bytes, over the maximum of {max_size}",
+            limit=max_size,
+            size=len(data),
         )
     return data
 
@@ -110,7 +126,8 @@ def _unpack_frame(frame: bytes) -> object:
 def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
     """Decode exactly one complete encoded message, outside of any conversation.
 
-    Raises :class:`RemoteProtocolError` for anything but one valid message.
+    Raises :class:`RemoteProtocolError` for anything but one valid message (its subclass
+    :class:`ReceivedMessageTooLargeError` for one over ``max_size`` bytes).
     """
     length = FrameScanner(max_size, MAX_CONTAINER_LEN).scan(data)
     if length is None:
@@ -187,7 +204,10 @@ class Codec:
         """Return the next complete message, :data:`NEED_DATA` or :data:`EOF`.
 
         Raises :class:`RemoteProtocolError` when the peer broke the protocol, including
-        when the stream ends in the middle of a message; every later call raises again.
+        when the stream ends in the middle of a message; every later call raises again. A
+        message over the size limit raises its subclass
+        :class:`ReceivedMessageTooLargeError` (a :class:`MessageTooLargeError`) as soon as
+        a header shows it cannot fit, before its contents arrive.
         """
         if self._failure is not None:
             raise self._refusal()
@@ -235,7 +255,9 @@ class Codec:
         """Return the bytes to write for ``message``.
 
         Raises :class:`LocalProtocolError`, leaving the codec unchanged, when this role may
-        not send the message, may not send it now, or it is too large.
+        not send the message or may not send it now, and its subclass
+        :class:`SentMessageTooLargeError` (a :class:`MessageTooLargeError`) when the
+        message is over the size limit.
         """
         data = _pack(message, self._max_size, self._packer.pack)
         self._advance(message, incoming=False)  # checks everything before it records

@@ -29,7 +29,7 @@ import msgpack  # type: ignore[import-untyped]
 from ._checks import wire_type_name
 from .codec import pack_message
 from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
-from .errors import RemoteProtocolError
+from .errors import ReceivedMessageTooLargeError, RemoteProtocolError
 from .messages import (
     Answer,
     BotHello,
@@ -232,9 +232,10 @@ class _RefereeStream:
         try:
             self._unpacker.feed(data)
         except msgpack.BufferFull:
-            raise RemoteProtocolError(
+            raise ReceivedMessageTooLargeError(
                 f"the referee sent more than {MAX_MESSAGE_SIZE} bytes without completing"
-                " a message"
+                " a message",
+                limit=MAX_MESSAGE_SIZE,
             ) from None
         self._fed += len(data)
         while True:

@@ -30,6 +30,10 @@ from taki_protocol import (
 
 HERE = Path(__file__).resolve().parent
 
+# The texts the referee sends for these faults (PROTOCOL.md, section 10).
+TIMEOUT_DETAIL = "no answer within 1000 ms"
+CRASH_DETAIL = "closed its output: the bot exited with status 1"
+
 RULE_FLAGS = {
     "hand_size": 8,
     "voluntary_draw": False,
@@ -137,7 +141,7 @@ def build_vectors() -> dict[str, Message]:
             game_id="demo-428",
             seat=0,
             players=2,
-            names=["random-bot", "random-bot#2"],
+            names=["random", "random-2"],
             rules=Rules(preset="super-taki-2018", flags=RULE_FLAGS),
             time=TimeControl(move_ms=1000, bank_ms=60000, increment_ms=100, reaction_ms=1000),
         ),
@@ -177,13 +181,13 @@ def build_vectors() -> dict[str, Message]:
                     seat=2,
                     place=2,
                     points=41,
-                    forfeit=Forfeit(reason="crash", detail="exited with status 1"),
+                    forfeit=Forfeit(reason="crash", detail=CRASH_DETAIL),
                 ),
                 Standing(
                     seat=1,
                     place=3,
                     points=56,
-                    forfeit=Forfeit(reason="timeout", detail="took 1534 ms, allowed 1000 ms"),
+                    forfeit=Forfeit(reason="timeout", detail=TIMEOUT_DETAIL),
                 ),
             ],
             events=[
@@ -192,7 +196,7 @@ def build_vectors() -> dict[str, Message]:
                 {"type": "win", "seat": 0},
             ],
         ),
-        "error": Error(reason="timeout", message="took 1534 ms, allowed 1000 ms"),
+        "error": Error(reason="timeout", message=TIMEOUT_DETAIL),
         "shutdown": Shutdown(),
     }
 

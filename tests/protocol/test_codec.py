@@ -2,6 +2,7 @@
 
 import contextlib
 import itertools
+import pickle
 import tracemalloc
 
 import msgpack
@@ -23,10 +24,13 @@ from taki_protocol import (
     Hello,
     LocalProtocolError,
     Message,
+    MessageTooLargeError,
     React,
+    ReceivedMessageTooLargeError,
     RemoteProtocolError,
     Rules,
     Sentinel,
+    SentMessageTooLargeError,
     Shutdown,
     Standing,
     TimeControl,
@@ -257,6 +261,60 @@ def test_message_at_the_size_limit_is_accepted() -> None:
     assert bot.next_message() == message
     with pytest.raises(LocalProtocolError, match="over the maximum"):
         pack_message(Decide(id=1, view={"p": pad + "z"}, legal=LEGAL, deadline_ms=9))
+
+
+def test_size_limit_errors_are_one_class_in_both_directions() -> None:
+    """A message over the limit raises MessageTooLargeError whichever side sent it, and
+    the class of its direction too, with the limit and the size it was found to need."""
+    referee = Codec("referee", max_message_size=64)
+    referee.receive_data(raw({"type": "bot_hello", "protocol": 1, "name": "n" * 60}))
+    with pytest.raises(MessageTooLargeError) as received:
+        referee.next_message()
+    assert isinstance(received.value, ReceivedMessageTooLargeError)
+    assert isinstance(received.value, RemoteProtocolError)
+    assert not isinstance(received.value, LocalProtocolError)
+    assert received.value.limit == 64
+    assert received.value.size is not None and received.value.size > 64
+
+    with pytest.raises(MessageTooLargeError) as sent:
+        Codec("bot", max_message_size=64).send(BotHello(name="n" * 60))
+    assert isinstance(sent.value, SentMessageTooLargeError)
+    assert isinstance(sent.value, LocalProtocolError)
+    assert not isinstance(sent.value, RemoteProtocolError)
+    assert sent.value.limit == 64
+    assert sent.value.size == len(pack_message(BotHello(name="n" * 60)))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        HUGE_STRING,  # a header declaring too much
+        b"\x81\xa4type" + b"\xdc\xff\xff" * 20,  # containers that cannot fit
+    ],
+)
+def test_oversized_input_is_a_message_too_large(data: bytes) -> None:
+    codec = Codec("referee")
+    codec.receive_data(data)
+    with pytest.raises(ReceivedMessageTooLargeError) as caught:
+        codec.next_message()
+    assert caught.value.limit == MAX_MESSAGE_SIZE
+    with pytest.raises(ReceivedMessageTooLargeError):
+        unpack_message(data + b"\x00" * 8)
+
+
+def test_other_limits_are_not_a_message_too_large() -> None:
+    codec = Codec("referee")
+    codec.receive_data(b"\x81\xa4type\xdd" + (MAX_CONTAINER_LEN + 1).to_bytes(4, "big"))
+    with pytest.raises(RemoteProtocolError) as caught:
+        codec.next_message()
+    assert not isinstance(caught.value, MessageTooLargeError)
+
+
+def test_message_too_large_survives_pickling() -> None:
+    error = SentMessageTooLargeError("decide message is 9 bytes", limit=8, size=9)
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is SentMessageTooLargeError
+    assert (str(copy), copy.limit, copy.size) == (str(error), 8, 9)
 
 
 def test_smaller_size_limit() -> None:

@@ -20,6 +20,7 @@ from taki_protocol import (
     Hello,
     Message,
     React,
+    ReceivedMessageTooLargeError,
     RemoteProtocolError,
     Rules,
     Shutdown,
@@ -272,3 +273,15 @@ def test_a_broken_referee_stream_is_named() -> None:
     # Room is left for one read past an unfinished message, so the cut-off is not exact.
     hello = {"type": "hello", "protocol": 1, "referee": "x" * (MAX_MESSAGE_SIZE + 70_000)}
     assert play(msgpack.packb(hello)).startswith("the referee sent more than 1048576 bytes")
+
+
+def test_an_oversized_referee_message_is_a_message_too_large() -> None:
+    hello = {"type": "hello", "protocol": 1, "referee": "x" * (MAX_MESSAGE_SIZE + 70_000)}
+    with pytest.raises(ReceivedMessageTooLargeError) as caught:
+        run_bot(
+            lambda view, legal: 0,
+            stdin=io.BytesIO(msgpack.packb(hello)),
+            stdout=io.BytesIO(),
+        )
+    assert isinstance(caught.value, RemoteProtocolError)
+    assert caught.value.limit == MAX_MESSAGE_SIZE

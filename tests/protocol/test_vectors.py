@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -110,3 +111,20 @@ def test_react_vector_is_a_react() -> None:
     message = unpack_message(read_vector("react"))
     assert isinstance(message, React)
     assert message.view["phase"] == "react"
+
+
+def transcript_messages() -> list[dict[str, object]]:
+    """The JSON messages of the example transcript (PROTOCOL.md, section 12)."""
+    spec = (VECTORS.parent / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = spec.split("## 12. Example transcript", 1)[1].split("\n## 13.", 1)[0]
+    blocks = re.findall(r"```json\n(.*?)```", section, flags=re.DOTALL)
+    return [json.loads(block) for block in blocks]
+
+
+@pytest.mark.parametrize(
+    "stem", ["hello", "bot_hello", "game_start", "react", "decide", "action", "game_over"]
+)
+def test_vector_of_the_example_game_is_in_the_transcript(stem: str) -> None:
+    """The vectors taken from the example game are the transcript's messages, exactly."""
+    vector = json.loads((VECTORS / f"{stem}.json").read_text(encoding="utf-8"))
+    assert vector in transcript_messages()
