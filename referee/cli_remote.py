@@ -40,7 +40,9 @@ def add_remote_args(parser: argparse.ArgumentParser) -> None:
                        help="write each remote seat's token here (NAME TOKEN lines, mode 0600)")
     group.add_argument("--join-timeout", type=float, default=DEFAULT_JOIN_TIMEOUT_S,
                        metavar="SECONDS",
-                       help="how long a game waits for a remote bot that is not connected "
+                       help="how long the games wait for a remote bot that is not "
+                            "connected: the first game that needs it waits this long, later "
+                            "ones forfeit it at once until it joins; waited once per absence "
                             f"(default {DEFAULT_JOIN_TIMEOUT_S:g})")
     group.add_argument("--tls-cert", type=Path, metavar="FILE", default=None,
                        help="serve TLS with this certificate chain (PEM)")

@@ -41,7 +41,7 @@ from taki_protocol._framing import FrameScanner
 
 from .faults import BotCrashed
 from .process import RECEIVE_CHUNK_BYTES, BotCommand, BotProcess, open_bot_process
-from .remote import format_address
+from .remote import describe_error, format_address, not_tls
 
 __all__ = ["ConnectError", "client_tls_context", "connect_bot"]
 
@@ -63,6 +63,18 @@ class ConnectError(Exception):
     """The session could not start, or did not end with the referee's ``shutdown``."""
 
 
+class _Closed(ConnectError):
+    """The other side closed the stream before its first message."""
+
+
+_REFUSED_ADDRESS: Final = (
+    "it refused this address for opening too many connections (wait a few seconds,"
+    " then try again)"
+)
+"""Why a referee may close a new connection without a word: its limits before a bot
+authenticates are enforced without reading or writing (PROTOCOL.md, section 14)."""
+
+
 def client_tls_context(ca: Path | None = None) -> ssl.SSLContext:
     """A TLS context that checks the referee's certificate against ``ca`` (PEM), or
     against the system's certificate authorities."""
@@ -81,7 +93,7 @@ async def _read_message(
     while True:
         data = await receive()
         if not data:
-            raise ConnectError(f"{what} closed before its first message")
+            raise _Closed(f"{what} closed before its first message")
         buffer += data
         try:
             length = scanner.scan(buffer)
@@ -151,15 +163,15 @@ async def connect_bot(
                 try:
                     await stream.do_handshake()
                 except trio.BrokenResourceError as exc:
-                    cause = exc.__cause__ or exc
-                    raise ConnectError(f"TLS handshake with {where} failed: {cause}") from None
+                    raise ConnectError(_handshake_failed(exc, where)) from None
             if scope.cancelled_caught:
                 raise ConnectError(f"TLS handshake with {where} timed out")
         return await _session(stream, where, token, command, name, stderr_path,
-                              startup_timeout_s)
+                              startup_timeout_s, tls=tls is not None)
     except _BROKEN as exc:
-        cause = exc.__cause__ or exc
-        raise ConnectError(f"lost the connection to the referee at {where}: {cause}") from None
+        raise ConnectError(
+            f"lost the connection to the referee at {where}: {describe_error(exc)}"
+        ) from None
     finally:
         with trio.CancelScope(shield=True):
             await trio.aclose_forcefully(stream)
@@ -173,19 +185,13 @@ async def _session(
     name: str,
     stderr_path: Path | None,
     startup_timeout_s: float,
+    *,
+    tls: bool,
 ) -> str:
     # The bot starts while the referee checks the token, so its start-up does not eat
     # into the time of its first decision.
     async with open_bot_process(command, stderr_path=stderr_path) as bot:
-        await stream.send_all(pack_message(BotHello(name=name, token=token)))
-        with trio.move_on_after(ANSWER_TIMEOUT_S) as scope:
-            answer, frame, rest = await _read_message(
-                lambda: stream.receive_some(RECEIVE_CHUNK_BYTES), "the referee's connection"
-            )
-        if scope.cancelled_caught:
-            raise ConnectError(
-                f"the referee at {where} did not answer within {ANSWER_TIMEOUT_S:g} s"
-            )
+        answer, frame, rest = await _answer(stream, where, token, name, tls=tls)
         if isinstance(answer, Error):
             raise ConnectError(f"the referee at {where} refused the bot: {answer.message}")
         if not isinstance(answer, Hello):
@@ -221,6 +227,39 @@ async def _session(
             raise ConnectError(f"the referee at {where} closed the connection")
         raise ConnectError(f"the bot {bot.status()} before the referee ended the session"
                            f"{_tail(bot)}")
+
+
+async def _answer(
+    stream: trio.abc.Stream, where: str, token: str, name: str, *, tls: bool
+) -> tuple[Message, bytes, bytes]:
+    """Send the adapter's ``bot_hello`` and read the referee's answer: (the answer, its
+    bytes, the bytes after it). A referee that closes the connection without a word is
+    explained by the likely reasons."""
+    try:
+        await stream.send_all(pack_message(BotHello(name=name, token=token)))
+        with trio.move_on_after(ANSWER_TIMEOUT_S):
+            return await _read_message(
+                lambda: stream.receive_some(RECEIVE_CHUNK_BYTES), "the referee's connection"
+            )
+    except (_Closed, *_BROKEN) as exc:
+        how = "" if isinstance(exc, _Closed) else f" ({describe_error(exc)})"
+        tls_hint = "" if tls else "it serves TLS (connect with --tls), or "
+        raise ConnectError(
+            f"the referee at {where} closed the connection before answering{how}; likely"
+            f" {tls_hint}{_REFUSED_ADDRESS}, or it is not a taki referee"
+        ) from None
+    raise ConnectError(f"the referee at {where} did not answer within {ANSWER_TIMEOUT_S:g} s")
+
+
+def _handshake_failed(exc: trio.BrokenResourceError, where: str) -> str:
+    """Why the TLS handshake failed, with the likely reason when it is not the
+    referee's certificate."""
+    said = f"TLS handshake with {where} failed: {describe_error(exc)}"
+    if isinstance(exc.__cause__, ssl.SSLCertVerificationError):
+        return said
+    if not_tls(exc):
+        return f"{said}; likely the referee serves plain TCP (connect without --tls)"
+    return f"{said}; likely {_REFUSED_ADDRESS}, or it is not a taki referee"
 
 
 def _why(exc: OSError) -> str:

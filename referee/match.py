@@ -145,10 +145,11 @@ class BotSlot:
         if conn is not None and conn.alive:
             return conn
         if conn is not None and not self.settings.restart:
-            why = conn.fault if conn.fault is not None else BotCrashed(conn.describe_exit())
+            why = conn.fault if conn.fault is not None else conn.crashed()
+            said = "the bot is not restarted after it stopped in an earlier game"
             return BotCrashed(
-                f"the bot is not restarted after it stopped in an earlier game"
-                f" ({why.reason}: {why.detail})"
+                f"{said} ({why.reason}: {why.detail})",
+                public=f"{said} ({why.reason}: {why.public_detail})",
             )
         self.stop()
         log_dir = self.settings.log_dir
@@ -168,8 +169,13 @@ class BotSlot:
         stop: trio.Event,
         task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        startup = self.settings.time.startup_deadline_ms
-        async with open_bot(self.spec, startup_ms=startup, stderr_path=stderr_path) as conn:
+        control = self.settings.time
+        async with open_bot(
+            self.spec,
+            startup_ms=control.startup_ms,
+            grace_ms=control.grace_ms,
+            stderr_path=stderr_path,
+        ) as conn:
             task_status.started(conn)
             await stop.wait()
 
@@ -185,9 +191,10 @@ class RemoteBotSlot:
     taken from the remote seats when a game needs it and given back when the block is
     over, so that a remote bot keeps one connection across blocks.
 
-    A bot that is not connected is waited for, up to the join deadline, before each
-    game it plays; with restarts off, a bot whose connection ended in an earlier game
-    of the block is not waited for again."""
+    A bot that is not connected is waited for once per absence, up to its seat's join
+    deadline (:meth:`referee.remote.RemoteSeats.take`): the first game that needs it
+    waits, later games forfeit it at once until it joins. With restarts off, a bot
+    whose connection ended in an earlier game of the block is not waited for again."""
 
     def __init__(self, spec: BotSpec, settings: MatchSettings, seats: RemoteSeats) -> None:
         self.spec = spec
@@ -198,9 +205,9 @@ class RemoteBotSlot:
         self.joins = 0
 
     async def ready(self, join_by: float) -> BotConnection | BotFault:
-        """The bot's connection for the next game, waiting for it until ``join_by``
-        (Trio's clock) when it is not connected; the fault that forfeits it if it
-        cannot play."""
+        """The bot's connection for the next game, waiting for it when it is not
+        connected, until ``join_by`` (Trio's clock) or its seat's earlier join deadline;
+        the fault that forfeits it if it cannot play."""
         conn = self.conn
         if conn is not None and await conn.check_idle():
             return conn
@@ -261,6 +268,9 @@ class GameReferee:
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
         self.cursors = [0] * n
         self.strikes = [0] * n
+        #: The forfeit details the bots are told, by seat (BotFault.public_detail); the
+        #: state and the replay keep the full ones.
+        self.told: dict[int, str] = {}
 
     # ----------------------------------------------------------------- faults
 
@@ -269,6 +279,7 @@ class GameReferee:
             return
         self.state.forfeit(seat, fault.reason, fault.detail)
         self.replay.record_forfeit(seat, fault.reason, fault.detail)
+        self.told[seat] = fault.public_detail
         conn = self.conns[seat]
         if conn is not None:
             await conn.fail(fault)
@@ -280,7 +291,7 @@ class GameReferee:
             return self.unavailable[seat]
         if conn.fault is not None:
             return conn.fault
-        return BotCrashed(conn.describe_exit())
+        return conn.crashed()
 
     def _strike(self, seat: int, fault: BotFault) -> bool:
         """With the strikes policy, absorb a timeout or illegal answer (True)."""
@@ -419,7 +430,7 @@ class GameReferee:
                 seat=seat,
                 place=result.places[seat],
                 points=result.points[seat],
-                forfeit=_wire_forfeit(result, seat),
+                forfeit=self._wire_forfeit(result, seat),
             )
             for seat in result.order()
         ]
@@ -436,13 +447,14 @@ class GameReferee:
                 if conn is not None and conn.alive and self.state.active[seat]:
                     nursery.start_soon(tell, seat, conn)
 
-
-def _wire_forfeit(result: GameResult, seat: int) -> WireForfeit | None:
-    for f in result.forfeits:
-        if f.seat == seat:
-            reason = f.reason if f.reason in FORFEIT_REASONS else "protocol"
-            return WireForfeit(reason=reason, detail=f.detail)
-    return None
+    def _wire_forfeit(self, result: GameResult, seat: int) -> WireForfeit | None:
+        """A seat's forfeit as the bots see it: the short detail, never the full one
+        (which may hold a crashed bot's stderr)."""
+        for f in result.forfeits:
+            if f.seat == seat:
+                reason = f.reason if f.reason in FORFEIT_REASONS else "protocol"
+                return WireForfeit(reason=reason, detail=self.told.get(seat, ""))
+        return None
 
 
 def outcome_of(
@@ -523,7 +535,8 @@ async def _play_games(
                 slots[b.name] = RemoteBotSlot(b, settings, remote)
         try:
             for game in games:
-                # Every remote seat of a game waits for its bot until the same deadline.
+                # The remote seats of a game that start waiting for their bots wait
+                # until the same deadline, kept for the rest of each one's absence.
                 join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
                 conns: list[BotConnection | BotFault] = []
                 for name in game.seats:

@@ -12,12 +12,18 @@ Before a peer has authenticated it gets very little:
 
 * connection attempts are rate-limited per address (a token bucket; IPv6 addresses by
   their /64 network): an attempt over the limit is closed at once, without reading;
-* at most :data:`MAX_PENDING` connections may be authenticating at a time; more are
-  closed at once;
+* at most :data:`MAX_PENDING_PER_ADDRESS` connections from one address (an IPv6 /64)
+  may be authenticating at a time, and :data:`MAX_PENDING` from all addresses: past its
+  share an address's new connections are closed at once; when all the places are taken,
+  the oldest connection of the address that holds the most is dropped to make room for
+  one from an address that holds fewer, so that a few addresses cannot lock others out;
 * a peer has :data:`PREAUTH_TIMEOUT_S` to finish its TLS handshake, if any, and send one
   message of at most :data:`PREAUTH_MAX_BYTES`, its ``bot_hello``; anything else drops it;
 * a missing or wrong token, or the token of a seat whose connection is still alive, is
   refused with an ``error`` message (reason ``protocol``) and logged.
+
+Refusals are logged without a flood: each kind at most once every few seconds per
+address, and a few times in all (:class:`_RefusalLog`).
 
 :class:`StreamTransport` gives a connection the interface of a bot process
 (:class:`referee.bots.BotTransport`), so that a :class:`~referee.bots.BotConnection`
@@ -65,13 +71,16 @@ __all__ = [
     "CONNECT_RATE_PER_S",
     "DEFAULT_JOIN_TIMEOUT_S",
     "MAX_PENDING",
+    "MAX_PENDING_PER_ADDRESS",
     "PREAUTH_MAX_BYTES",
     "PREAUTH_TIMEOUT_S",
     "RateLimiter",
     "RemoteSeats",
     "RemoteSetupError",
     "StreamTransport",
+    "describe_error",
     "format_address",
+    "not_tls",
     "open_remote_seats",
     "parse_address",
     "server_tls_context",
@@ -87,7 +96,11 @@ PREAUTH_MAX_BYTES: Final = 4096
 """The most a peer may send before it has authenticated: one ``bot_hello``."""
 
 MAX_PENDING: Final = 64
-"""Connections that may be authenticating at the same time; more are closed at once."""
+"""Connections that may be authenticating at the same time, from all addresses."""
+
+MAX_PENDING_PER_ADDRESS: Final = 8
+"""Connections that may be authenticating at the same time from one address (an IPv6
+address's /64 network); more from it are closed at once."""
 
 CONNECT_RATE_PER_S: Final = 5.0
 """Connection attempts allowed per second and address, on average."""
@@ -96,7 +109,8 @@ CONNECT_BURST: Final = 20
 """Connection attempts an address may make at once before the rate applies."""
 
 DEFAULT_JOIN_TIMEOUT_S: Final = 60.0
-"""How long a game waits for a remote bot that is not connected."""
+"""How long the games wait for a remote bot that is not connected, once per absence
+(see :meth:`RemoteSeats.take`)."""
 
 HELLO_TIMEOUT_S: Final = 1.0
 """How long writing ``hello`` (or a refusal) to a new connection may take."""
@@ -110,7 +124,15 @@ TOKEN_BYTES: Final = 32
 _ACCEPT_CAPACITY_ERRNOS: Final = frozenset(
     {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}
 )
-_RATE_LOG_INTERVAL_S: Final = 10.0
+_REFUSAL_LOG_INTERVAL_S: Final = 10.0
+_REFUSAL_LOG_LINES: Final = 10
+"""At most this many refusals of each kind are logged every interval, all addresses
+together, each address at most once; the others are counted in the next line."""
+_TLS_HANDSHAKE: Final = b"\x16\x03"
+"""How a TLS connection begins: a handshake record, protocol version 3.x."""
+_NOT_TLS_REASONS: Final = frozenset(
+    {"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE"}
+)
 
 
 class RemoteSetupError(Exception):
@@ -313,8 +335,7 @@ class StreamTransport:
         try:
             yield
         except _BROKEN as exc:
-            cause = exc.__cause__ if exc.__cause__ is not None else exc
-            detail = f"{type(cause).__name__}: {cause}".rstrip(": ")
+            detail = describe_error(exc)
             self._end(f"lost the connection ({detail})")
             raise BotCrashed(f"{action}: {detail}") from exc
 
@@ -398,6 +419,35 @@ class _Refused(Exception):
         self.tell = tell
 
 
+def describe_error(exc: BaseException) -> str:
+    """What a stream failure was, for humans: its innermost cause (following
+    ``__cause__`` and the first exception of groups) as ``Type: message``, or the type
+    alone when it has no message."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        elif exc.__cause__ is not None:
+            exc = exc.__cause__
+        else:
+            break
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def not_tls(exc: BaseException) -> bool:
+    """Whether a failed TLS handshake failed because the peer does not speak TLS."""
+    while exc.__cause__ is not None and not isinstance(exc, ssl.SSLError):
+        exc = exc.__cause__
+    return isinstance(exc, ssl.SSLError) and exc.reason in _NOT_TLS_REASONS
+
+
+def _describe_handshake_error(exc: BaseException) -> str:
+    hint = " (the peer does not speak TLS: is the bot connecting without --tls?)"
+    return describe_error(exc) + (hint if not_tls(exc) else "")
+
+
 def _peer_of(stream: trio.SocketStream) -> tuple[str, str] | None:
     """The peer's (address, printable address:port), None if it is already gone."""
     try:
@@ -408,9 +458,10 @@ def _peer_of(stream: trio.SocketStream) -> tuple[str, str] | None:
     return host, format_address(host, port)
 
 
-async def _read_bot_hello(stream: trio.abc.Stream) -> bytes:
+async def _read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
     """The first message of a new connection, as bytes: at most PREAUTH_MAX_BYTES, and
-    nothing after it (a bot waits for ``hello`` before it sends anything else)."""
+    nothing after it (a bot waits for ``hello`` before it sends anything else). ``tls``:
+    whether the connection is TLS already (if not, a TLS handshake is told apart)."""
     buffer = bytearray()
     scanner = FrameScanner(PREAUTH_MAX_BYTES, MAX_CONTAINER_LEN)
     while True:
@@ -418,6 +469,15 @@ async def _read_bot_hello(stream: trio.abc.Stream) -> bytes:
         if not chunk:
             raise _Refused("closed", "closed the connection before its bot_hello", tell=False)
         buffer += chunk
+        if not tls and buffer[:2] == _TLS_HANDSHAKE[: len(buffer)]:
+            if len(buffer) < 2:
+                continue
+            # The refusal is told all the same: a TLS client takes it for a broken
+            # handshake from a server that does not speak TLS, which is the case.
+            raise _Refused(
+                "protocol", "it began a TLS handshake, but this referee serves plain TCP"
+                " (is the bot connecting with --tls?)",
+            )
         try:
             length = scanner.scan(buffer)
         except ProtocolError as exc:
@@ -432,6 +492,52 @@ async def _read_bot_hello(stream: trio.abc.Stream) -> bytes:
             raise _Refused(
                 "protocol", f"sent more than {PREAUTH_MAX_BYTES} bytes before authenticating"
             )
+
+
+class _Pending:
+    """A connection that is authenticating: its address's key, and the scope that drops
+    it while it is still reading its ``bot_hello``."""
+
+    __slots__ = ("key", "reading", "scope")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.scope = trio.CancelScope()
+        self.reading = True
+
+
+class _RefusalLog:
+    """The log lines about connections refused before they authenticate, without a
+    flood: of each kind of refusal, each address is named at most once every
+    :data:`_REFUSAL_LOG_INTERVAL_S`, and at most :data:`_REFUSAL_LOG_LINES` lines are
+    written in that time; the refusals left out are counted in the next line of their
+    kind."""
+
+    def __init__(self) -> None:
+        self._named: dict[tuple[str, str], float] = {}  # (kind, address) -> when named
+        self._windows: dict[str, tuple[float, int]] = {}  # kind -> (began, lines in it)
+        self._left_out: collections.Counter[str] = collections.Counter()
+
+    def note(self, level: int, kind: str, key: str, message: str, *args: object) -> None:
+        """Log ``message % args``, about the address ``key``, unless it is one too many."""
+        now = trio.current_time()
+        began, lines = self._windows.get(kind, (-math.inf, 0))
+        if now - began >= _REFUSAL_LOG_INTERVAL_S:
+            began, lines = now, 0
+            self._named = {
+                named: when for named, when in self._named.items()
+                if now - when < _REFUSAL_LOG_INTERVAL_S
+            }
+        last = self._named.get((kind, key), -math.inf)
+        if lines >= _REFUSAL_LOG_LINES or now - last < _REFUSAL_LOG_INTERVAL_S:
+            self._windows[kind] = (began, lines)
+            self._left_out[kind] += 1
+            return
+        self._windows[kind] = (began, lines + 1)
+        self._named[(kind, key)] = now
+        more = self._left_out.pop(kind, 0)
+        note = f" ({more} more like it not logged)" if more else ""
+        log.log(level, message + "%s", *args, note)
 
 
 class RemoteSeats:
@@ -452,11 +558,16 @@ class RemoteSeats:
         tls: ssl.SSLContext | None = None,
         limiter: RateLimiter | None = None,
         preauth_timeout_s: float = PREAUTH_TIMEOUT_S,
+        max_pending: int = MAX_PENDING,
+        max_pending_per_address: int = MAX_PENDING_PER_ADDRESS,
     ) -> None:
         if len(set(names)) != len(names):
             raise ValueError("remote seat names must be unique")
         if not join_timeout_s > 0:
             raise ValueError(f"the join timeout must be positive, got {join_timeout_s}")
+        if not 1 <= max_pending_per_address <= max_pending:
+            raise ValueError("the caps on connections authenticating must be at least 1,"
+                             " the one per address at most the one for all")
         #: Each remote seat's secret token, by name.
         self.tokens: dict[str, str] = {
             name: secrets.token_urlsafe(TOKEN_BYTES) for name in names
@@ -464,8 +575,9 @@ class RemoteSeats:
         self.join_timeout_s = join_timeout_s
         #: Where the seats listen, once open: (host, port) pairs.
         self.addresses: list[tuple[str, int]] = []
-        #: Connections refused, by why: rate_limited, busy, timeout, protocol,
-        #: no_token, unknown_token, duplicate, closed, closing, broken.
+        #: Connections refused, by why: rate_limited, busy (too many authenticating),
+        #: dropped (to make room for another address's), timeout, protocol, no_token,
+        #: unknown_token, duplicate, closed, closing, broken.
         self.refused: collections.Counter[str] = collections.Counter()
         #: Connections admitted.
         self.joined = 0
@@ -477,11 +589,16 @@ class RemoteSeats:
         self._arrival = {name: trio.Event() for name in names}
         self._admitting = {name: trio.Lock() for name in names}
         self._open: set[StreamTransport] = set()  # every connection not closed yet
-        self._pending = 0
+        self._max_pending = max_pending
+        self._max_pending_per_address = max_pending_per_address
+        self._pending: dict[str, list[_Pending]] = {}  # by address key, oldest first
+        self._pending_count = 0
+        self._refusals = _RefusalLog()
+        #: Per seat, the latest its games wait for it in its current absence (set by
+        #: the first game that waits for it, cleared when it joins).
+        self._join_deadlines: dict[str, float] = {}
         self._closing = False
         self._nursery: trio.Nursery | None = None
-        self._rate_limited_since_log = 0
-        self._rate_logged_at = -math.inf
 
     @property
     def names(self) -> list[str]:
@@ -490,7 +607,7 @@ class RemoteSeats:
     @property
     def pending(self) -> int:
         """Connections authenticating right now."""
-        return self._pending
+        return self._pending_count
 
     def connected(self, name: str) -> bool:
         """Whether the seat's latest connection is open (as far as is known)."""
@@ -508,9 +625,15 @@ class RemoteSeats:
 
     # ---------------------------------------------------------------- games
 
-    async def take(self, name: str, deadline: float) -> BotConnection | None:
-        """The seat's connection for a game, waiting until ``deadline`` (Trio's clock)
-        for the bot to join; None if it did not."""
+    async def take(self, name: str, join_by: float) -> BotConnection | None:
+        """The seat's connection for a game, waiting for its bot to join when it is not
+        connected; None if it is not connected by the seat's join deadline.
+
+        The wait is once per absence: the first game that waits for a seat that is not
+        connected sets the seat's join deadline to its ``join_by`` (Trio's clock), and
+        later games wait at most until that same deadline. Once it has passed, games
+        take the seat's connection if there is one and do not wait, until the bot joins;
+        an absence after that (the bot's connection ended) starts a new wait."""
         while True:
             conn = self._idle.pop(name, None)
             if conn is not None:
@@ -520,12 +643,16 @@ class RemoteSeats:
                          name, conn.describe_exit())
                 continue
             arrival = self._arrival[name]
-            if trio.current_time() >= deadline:
+            deadline = self._join_deadlines.setdefault(name, join_by)
+            left = deadline - trio.current_time()
+            if left <= 0:
                 return None
-            log.info("waiting up to %.3g s for remote bot %s to join",
-                     deadline - trio.current_time(), name)
-            with trio.move_on_at(deadline):
+            log.info("waiting up to %.3g s for remote bot %s to join", left, name)
+            with trio.move_on_at(deadline) as scope:
                 await arrival.wait()
+            if scope.cancelled_caught and name not in self._idle:
+                log.warning("remote bot %s did not join within %g s: its games forfeit"
+                            " without waiting until it joins", name, self.join_timeout_s)
 
     def give_back(self, name: str, conn: BotConnection) -> None:
         """A game's block is done with the seat's connection: keep it for the next."""
@@ -557,48 +684,82 @@ class RemoteSeats:
                 await trio.aclose_forcefully(stream)
                 continue
             host, shown = peer
+            key = self._limiter.key(host)
             if self._closing:
                 self.refused["closing"] += 1
                 await trio.aclose_forcefully(stream)
                 continue
             if not self._limiter.allow(host):
-                self._note_rate_limited(shown)
+                self._refuse("rate_limited", key, "refused a connection from %s: over the"
+                             " rate limit (%d attempts at once, then %g per second)",
+                             shown, self._limiter.burst, self._limiter.rate_per_s)
                 await trio.aclose_forcefully(stream)
                 continue
-            if self._pending >= MAX_PENDING:
-                self.refused["busy"] += 1
-                log.debug("refused %s: %d connections are authenticating", shown, MAX_PENDING)
+            if not self._make_room(key, shown):
                 await trio.aclose_forcefully(stream)
                 continue
-            self._pending += 1
-            nursery.start_soon(self._admit, stream, shown, name=f"remote peer {shown}")
+            pending = _Pending(key)
+            self._pending.setdefault(key, []).append(pending)
+            self._pending_count += 1
+            nursery.start_soon(self._admit, stream, shown, pending, name=f"remote peer {shown}")
 
-    def _note_rate_limited(self, peer: str) -> None:
-        """Count a refusal over the rate limit; log them at most every few seconds."""
-        self.refused["rate_limited"] += 1
-        self._rate_limited_since_log += 1
-        now = trio.current_time()
-        if now - self._rate_logged_at >= _RATE_LOG_INTERVAL_S:
-            log.warning(
-                "refused %d connection attempt(s) over the rate limit (the last from %s)",
-                self._rate_limited_since_log, peer,
-            )
-            self._rate_limited_since_log = 0
-            self._rate_logged_at = now
+    def _make_room(self, key: str, peer: str) -> bool:
+        """Whether a new connection from the address ``key`` may authenticate; when all
+        the places are taken, one is freed from the address that holds the most, if it
+        holds more than ``key``."""
+        held = len(self._pending.get(key, ()))
+        if held >= self._max_pending_per_address:
+            self._refuse("busy", key, "refused a connection from %s: %d connections from"
+                         " its address are authenticating already", peer, held)
+            return False
+        if self._pending_count < self._max_pending:
+            return True
+        most = max(self._pending.values(), key=len)
+        count = len(most)
+        oldest = next((p for p in most if p.reading), None) if count > held else None
+        if oldest is None:
+            self._refuse("busy", key, "refused a connection from %s: %d connections are"
+                         " authenticating already", peer, self._pending_count)
+            return False
+        oldest.scope.cancel()
+        self._release(oldest)
+        self._refuse("dropped", oldest.key, "dropped the oldest of the %d connections from"
+                     " %s that are authenticating, to make room for one from another"
+                     " address (%d may authenticate at once)", count, oldest.key,
+                     self._max_pending)
+        return True
 
-    async def _admit(self, tcp: trio.SocketStream, peer: str) -> None:
+    def _refuse(self, kind: str, key: str, message: str, *args: object) -> None:
+        """Count a connection refused before it was read, and log it (not every one)."""
+        self.refused[kind] += 1
+        self._refusals.note(logging.WARNING, kind, key, message, *args)
+
+    def _release(self, pending: _Pending) -> None:
+        """The connection no longer holds a place among those authenticating."""
+        held = self._pending.get(pending.key)
+        if held is None or pending not in held:
+            return
+        held.remove(pending)
+        if not held:
+            del self._pending[pending.key]
+        self._pending_count -= 1
+
+    async def _admit(self, tcp: trio.SocketStream, peer: str, pending: _Pending) -> None:
         """Authenticate one new connection and hand it to its seat, or refuse it."""
         stream: trio.abc.Stream = tcp
         admitted = False
         try:
-            with trio.move_on_after(self._preauth_timeout_s) as scope:
+            with pending.scope, trio.move_on_after(self._preauth_timeout_s) as timeout:
                 if self._tls is not None:
                     stream = trio.SSLStream(
                         tcp, self._tls, server_side=True, https_compatible=True
                     )
                     await stream.do_handshake()
-                received = await _read_bot_hello(stream)
-            if scope.cancelled_caught:
+                received = await _read_bot_hello(stream, tls=self._tls is not None)
+            pending.reading = False
+            if pending.scope.cancelled_caught:
+                return  # dropped to make room, and counted then
+            if timeout.cancelled_caught:
                 raise _Refused(
                     "timeout", f"no bot_hello within {self._preauth_timeout_s:g} s"
                 )
@@ -606,19 +767,23 @@ class RemoteSeats:
         except _Refused as refusal:
             self.refused[refusal.kind] += 1
             level = logging.INFO if refusal.kind == "closed" else logging.WARNING
-            log.log(level, "refused the connection from %s: %s", peer, refusal.detail)
+            self._refusals.note(level, refusal.kind, pending.key,
+                                "refused the connection from %s: %s", peer, refusal.detail)
             if refusal.tell:
                 with trio.move_on_after(HELLO_TIMEOUT_S), contextlib.suppress(*_BROKEN):
                     error = Error(reason="protocol", message=refusal.detail)
                     await stream.send_all(pack_message(error))
         except _BROKEN as exc:
             self.refused["broken"] += 1
-            log.info("the connection from %s failed before it joined: %s", peer, exc)
+            self._refusals.note(logging.INFO, "broken", pending.key,
+                                "the connection from %s failed before it joined: %s", peer,
+                                _describe_handshake_error(exc))
         except Exception:  # a bug: it must not stop the server
             self.refused["broken"] += 1
             log.exception("error while admitting the connection from %s", peer)
         finally:
-            self._pending -= 1
+            pending.reading = False
+            self._release(pending)
             if not admitted:
                 await trio.aclose_forcefully(stream)
 
@@ -662,6 +827,7 @@ class RemoteSeats:
                 return True  # closed already
             self._current[name] = conn
             self.joined += 1
+            self._join_deadlines.pop(name, None)  # a later absence is waited for anew
             self._make_idle(name, conn)
         log.info("remote bot %s joined from %s (it calls itself %r)", name, peer, hello.name)
         return True
@@ -714,6 +880,8 @@ async def open_remote_seats(
     tls: ssl.SSLContext | None = None,
     limiter: RateLimiter | None = None,
     preauth_timeout_s: float = PREAUTH_TIMEOUT_S,
+    max_pending: int = MAX_PENDING,
+    max_pending_per_address: int = MAX_PENDING_PER_ADDRESS,
 ) -> AsyncIterator[RemoteSeats]:
     """Listen on ``listen`` (host, port; port 0 picks a free one) for the bots of the
     remote seats ``names``, write their tokens to ``tokens_path``, and yield the seats.
@@ -724,7 +892,8 @@ async def open_remote_seats(
     """
     seats = RemoteSeats(
         names, join_timeout_s=join_timeout_s, tls=tls, limiter=limiter,
-        preauth_timeout_s=preauth_timeout_s,
+        preauth_timeout_s=preauth_timeout_s, max_pending=max_pending,
+        max_pending_per_address=max_pending_per_address,
     )
     host, port = listen
     try:

@@ -9,8 +9,11 @@ on, without the referee's memory growing.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
 import json
+import logging
 import os
 import selectors
 import socket
@@ -19,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,8 @@ from referee.match import GameOutcome, MatchSettings, play_block
 from referee.process import BotCommand
 from referee.ratings import Sprt
 from referee.remote import (
+    MAX_PENDING_PER_ADDRESS,
+    PREAUTH_TIMEOUT_S,
     RateLimiter,
     RemoteSeats,
     RemoteSetupError,
@@ -48,7 +53,13 @@ from referee.remote import (
     write_tokens,
 )
 from referee.replay import Replay, verify
-from referee.settings import BotSpec, SettingsError, load_league, parse_bot_arg
+from referee.settings import (
+    BotSpec,
+    SettingsError,
+    load_league,
+    make_command,
+    parse_bot_arg,
+)
 from referee.sprt_run import run_sprt
 from referee.store import ResultStore
 
@@ -144,6 +155,33 @@ async def play_with_remote(
     return outcomes, seats, done
 
 
+async def play_far(
+    tmp_path: Path, seats: RemoteSeats, games: int, *, time: TimeControl = FAST,
+    on_game: Callable[[GameOutcome], Awaitable[None]] | None = None,
+) -> list[GameOutcome]:
+    """A block of ``games`` between a local random bot and the remote seat ``far``."""
+    return await play_block(
+        match_games(["random1", "far"], games, seed=3), [random_bot(1), remote("far")],
+        settings(tmp_path, time=time), on_game=on_game, match_name="m", remote=seats,
+    )
+
+
+@contextlib.asynccontextmanager
+async def far_seat(**options: Any) -> AsyncIterator[tuple[trio.Nursery, RemoteSeats]]:
+    """The remote seat ``far`` on the loopback interface and a nursery for its clients,
+    all done within 40 s."""
+    with trio.fail_after(40):
+        async with (
+            trio.open_nursery() as nursery,
+            open_remote_seats(["far"], LOOPBACK, **options) as seats,
+        ):
+            yield nursery, seats
+
+
+def far_forfeit(outcome: GameOutcome) -> tuple[str, str] | None:
+    return next(s for s in outcome.seats if s.bot == "far").forfeit
+
+
 # ------------------------------------------------------------------------- playing
 
 
@@ -191,6 +229,81 @@ async def test_seat_that_never_joins_forfeits_at_the_join_deadline(tmp_path: Pat
     assert seats.joined == 0
 
 
+def join_waits(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The referee's log lines that start or end a wait for a remote bot."""
+    return [r.getMessage() for r in caplog.records
+            if r.name == "referee.remote" and ("waiting up to" in r.getMessage()
+                                               or "did not join within" in r.getMessage())]
+
+
+async def test_seat_that_never_joins_is_waited_for_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The join deadline is one per absence, not one per game: the first game waits for
+    the seat, the later ones forfeit it at once."""
+    caplog.set_level(logging.INFO, logger="referee.remote")
+    bots = [random_bot(1), remote("ghost")]
+    start = trio.current_time()
+    outcomes, seats, _ = await play_with_remote(tmp_path, bots, {}, games=3,
+                                                join_timeout_s=3)
+    took = trio.current_time() - start
+    # Three waits would take 9 s or more.
+    assert 3 <= took < 7, took
+    assert len(outcomes) == 3
+    for outcome in outcomes:
+        ghost = next(s for s in outcome.seats if s.bot == "ghost")
+        assert ghost.forfeit == ("timeout", "did not join within 3 s")
+        assert outcome.reason == "last_standing"
+    waits = join_waits(caplog)
+    assert len(waits) == 2 and "waiting up to" in waits[0], waits
+    assert "did not join within 3 s: its games forfeit" in waits[1]
+    assert seats.joined == 0
+
+
+async def test_late_joiner_plays_the_games_after_it_joins(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A seat whose join deadline has passed forfeits without a wait until its bot joins,
+    and then plays; its next absence would be waited for anew."""
+    caplog.set_level(logging.INFO, logger="referee.remote")
+    client = Client()
+    async with far_seat(join_timeout_s=1) as (nursery, seats):
+
+        async def after(outcome: GameOutcome) -> None:
+            if outcome.game.game_id.endswith("2"):  # the second game: join now
+                nursery.start_soon(client.run, seats, "far", random_command(2))
+                while not seats.connected("far"):
+                    await trio.sleep(0.01)
+
+        outcomes = await play_far(tmp_path, seats, 4, on_game=after)
+    ids = [o.game.game_id for o in outcomes]
+    assert [i[-1] for i in ids] == ["1", "2", "3", "4"], ids
+    for outcome in outcomes[:2]:
+        assert far_forfeit(outcome) == ("timeout", "did not join within 1 s")
+    check_outcomes(outcomes[2:])
+    assert len(join_waits(caplog)) == 2  # the first game's wait, and its end
+    assert seats.joined == 1
+    assert client.error is None and client.result is not None
+
+
+async def test_dropped_seat_is_waited_for_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot whose connection ended is waited for again, once: the first game after the
+    drop waits up to the join timeout, the later ones forfeit it at once."""
+    caplog.set_level(logging.INFO, logger="referee.remote")
+    client = Client()
+    async with far_seat(join_timeout_s=2) as (nursery, seats):
+        nursery.start_soon(client.run, seats, "far", hostile_command("exit_mid_game", "2"))
+        outcomes = await play_far(tmp_path, seats, 4)
+    forfeits = [far_forfeit(o) for o in outcomes]
+    assert forfeits[0] is not None and forfeits[0][0] == "crash"
+    assert forfeits[1:] == [("timeout", "did not join within 2 s")] * 3
+    ends = [w for w in join_waits(caplog) if "did not join within" in w]
+    assert len(ends) == 1, join_waits(caplog)
+    assert seats.joined == 1 and client.error is not None
+
+
 @pytest.mark.parametrize(
     ("script", "args", "reason"),
     [("exit_mid_game", ("2",), "crash"), ("sleep_forever", ("2",), "timeout")],
@@ -204,21 +317,14 @@ async def test_dropped_or_silent_remote_forfeits_then_rejoins(
     # honest bot of the next game never does on a busy machine.
     fast = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=5000)
     first, second = Client(), Client()
-    with trio.fail_after(30):
-        async with (
-            trio.open_nursery() as nursery,
-            open_remote_seats(["far"], LOOPBACK, join_timeout_s=10) as seats,
-        ):
+    async with far_seat(join_timeout_s=10) as (nursery, seats):
 
-            async def clients() -> None:
-                await first.run(seats, "far", hostile_command(script, *args))
-                await second.run(seats, "far", random_command(2))
+        async def clients() -> None:
+            await first.run(seats, "far", hostile_command(script, *args))
+            await second.run(seats, "far", random_command(2))
 
-            nursery.start_soon(clients)
-            outcomes = await play_block(
-                match_games(["random1", "far"], 2, seed=3), [random_bot(1), remote("far")],
-                settings(tmp_path, time=fast), match_name="m", remote=seats,
-            )
+        nursery.start_soon(clients)
+        outcomes = await play_far(tmp_path, seats, 2, time=fast)
     assert outcomes[0].seats[1].forfeit is not None
     assert outcomes[0].seats[1].forfeit[0] == reason
     check_outcomes(outcomes[1:])
@@ -228,10 +334,9 @@ async def test_dropped_or_silent_remote_forfeits_then_rejoins(
     assert seats.joined == 2
 
 
-async def test_league_with_a_remote_bot(tmp_path: Path) -> None:
-    """Blocks that seat the remote bot take turns: it keeps one connection throughout."""
-    league = tmp_path / "league.toml"
-    league.write_text(f"""\
+def league_file(path: Path, far: str) -> Path:
+    """A league of two random bots and ``far``, whose ``[[bots]]`` lines are ``far``."""
+    path.write_text(f"""\
 [league]
 table_size = 2
 deals = 2
@@ -252,22 +357,42 @@ command = "python {RANDOM_BOT} 2"
 
 [[bots]]
 name = "far"
-remote = true
+{far}
 """)
-    config = load_league(league)
+    return path
+
+
+def league_results(store: ResultStore) -> dict[str, tuple[object, ...]]:
+    """Each stored game's result, by id: what the bots did, not where it is stored."""
+    return {g.game_id: (g.block, g.seed, g.actions, g.reason, g.seats) for g in store.games()}
+
+
+async def test_league_with_a_remote_bot(tmp_path: Path) -> None:
+    """Blocks that seat the remote bot take turns: it keeps one connection throughout,
+    and the league's results are those of the same league with the bot run locally."""
+    # The greedy bot is deterministic: one process for the whole league (remote) and one
+    # per block (local) play alike, whatever order the blocks take.
+    greedy = f"python {ROOT / 'sample_bots' / 'greedy_bot.py'}"
+    local = load_league(league_file(tmp_path / "local.toml", f'command = "{greedy}"'))
+    config = load_league(league_file(tmp_path / "league.toml", "remote = true"))
     assert config.bots[2].remote and config.bots[2].display == "remote"
     client = Client()
-    with trio.fail_after(40), ResultStore(tmp_path / "r.sqlite") as store:
+    with trio.fail_after(80), ResultStore(tmp_path / "r.sqlite") as store, \
+            ResultStore(tmp_path / "local.sqlite") as local_store:
+        await run_league(local, local_store, log_dir=tmp_path / "local-logs")
         async with (
             trio.open_nursery() as nursery,
             open_remote_seats(["far"], LOOPBACK, join_timeout_s=10) as seats,
         ):
-            nursery.start_soon(client.run, seats, "far", random_command(3))
+            nursery.start_soon(client.run, seats, "far", make_command(greedy))
             played = await run_league(config, store, log_dir=tmp_path / "logs", remote=seats)
         assert played == store.game_count() == 3 * 2 * 2
         assert store.forfeit_counts() == {}
         far_games = [g for g in store.games() if any(s.bot == "far" for s in g.seats)]
         assert len(far_games) == 8
+        results = league_results(store)
+        assert len(results) == 12
+        assert results == league_results(local_store)
     assert seats.joined == 1
     assert client.error is None and client.result is not None
 
@@ -325,7 +450,12 @@ def tls_files(tmp_path: Path) -> tuple[Path, Path, Path]:
     return paths
 
 
-async def test_tls_round_trip(tmp_path: Path) -> None:
+def remote_log(caplog: pytest.LogCaptureFixture) -> str:
+    return "\n".join(r.getMessage() for r in caplog.records if r.name == "referee.remote")
+
+
+async def test_tls_round_trip(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="referee.remote")
     ca, cert, key = tls_files(tmp_path)
     client = Client()
     plain = Client()
@@ -340,14 +470,50 @@ async def test_tls_round_trip(tmp_path: Path) -> None:
             nursery.start_soon(functools.partial(
                 client.run, seats, "far", random_command(2), tls=client_tls_context(ca)
             ))
-            outcomes = await play_block(
-                match_games(["random1", "far"], 2, seed=3), [random_bot(1), remote("far")],
-                settings(tmp_path), match_name="m", remote=seats,
-            )
+            outcomes = await play_far(tmp_path, seats, 2)
     check_outcomes(outcomes)
     assert client.error is None
+    # Both sides say what went wrong, and what likely caused it.
     assert plain.error is not None
+    assert "closed the connection before answering; likely it serves TLS (connect with" \
+        " --tls)" in str(plain.error)
+    assert "failed before it joined: SSLError: " in remote_log(caplog)
+    assert "the peer does not speak TLS: is the bot connecting without --tls?" \
+        in remote_log(caplog)
     assert seats.joined == 1
+
+
+async def test_tls_client_of_a_plain_referee(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="referee.remote")
+    ca, _, _ = tls_files(tmp_path)
+    client = Client()
+    async with open_remote_seats(["far"], LOOPBACK) as seats:
+        await client.run(seats, "far", random_command(2), tls=client_tls_context(ca))
+    assert client.error is not None
+    assert str(client.error).startswith("TLS handshake with 127.0.0.1:")
+    assert "likely the referee serves plain TCP (connect without --tls)" in str(client.error)
+    assert "it began a TLS handshake, but this referee serves plain TCP" in remote_log(caplog)
+    assert seats.refused["protocol"] == 1
+
+
+async def test_connect_explains_a_refusal_over_the_address_share(tmp_path: Path) -> None:
+    """A connection over its address's share is closed without a word; ``connect``
+    names the likely reasons."""
+    client = Client()
+    async with open_remote_seats(["far"], LOOPBACK, max_pending=2,
+                                 max_pending_per_address=1) as seats:
+        with socket.create_connection(seats.addresses[0]):  # silent, from 127.0.0.1 too
+            with trio.fail_after(10):
+                while seats.pending != 1:
+                    await trio.sleep(0.01)
+            await client.run(seats, "far", random_command(2))
+    assert client.error is not None
+    assert "closed the connection before answering" in str(client.error)
+    assert "refused this address for opening too many connections (wait a few seconds," \
+        " then try again)" in str(client.error)
+    assert seats.refused["busy"] == 1 and seats.joined == 0
 
 
 # ------------------------------------------------------------------------- refusals
@@ -486,37 +652,92 @@ def slowloris(
         result["closed_after"] = time.monotonic() - start
 
 
+class RefereeCommand:
+    """``taki-referee match`` of a local random bot against the remote seat ``far``,
+    as a command with its stderr in a file, and the ``taki-referee connect`` commands
+    that play the seat."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.stderr_path = tmp_path / "referee.err"
+        self._stderr = self.stderr_path.open("wb")
+        tokens = tmp_path / "tokens"
+        self.process = subprocess.Popen(
+            [str(CLI), "match", f"python {RANDOM_BOT} 1", "far=remote", "--games", "2",
+             "--move-ms", "30000", "--listen", "127.0.0.1:0", "--tokens", str(tokens),
+             "--join-timeout", "60", "--replay-dir", str(tmp_path / "replays"),
+             "--log-dir", str(tmp_path / "logs"), "--json"],
+            stdout=subprocess.PIPE, stderr=self._stderr, cwd=tmp_path,
+        )
+        self.clients: list[subprocess.Popen[bytes]] = []
+        # Generous waits: starting a command can take seconds on a loaded machine.
+        wait_for(tokens.exists, 60, "the tokens file")
+        wait_for(lambda: "listen on" in self.log(), 60, "the listening address")
+        port = int(self.log().split("listen on 127.0.0.1:")[1].split()[0])
+        self.address = ("127.0.0.1", port)
+        self.token = tokens.read_text().split()[1]
+        self.memory = psutil.Process(self.process.pid).memory_info
+
+    def log(self) -> str:
+        return self.stderr_path.read_text()
+
+    def connect(self, *bot: str) -> subprocess.Popen[bytes]:
+        """``taki-referee connect`` with the seat's token, for the bot command ``bot``."""
+        client = subprocess.Popen(
+            [str(CLI), "connect", "{}:{}".format(*self.address), "--token", self.token,
+             "--", *bot],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        self.clients.append(client)
+        return client
+
+    def running(self) -> bool:
+        return self.process.poll() is None and all(c.poll() is None for c in self.clients)
+
+    def games(self) -> list[dict[str, Any]]:
+        """Wait for the match to end: its two games, each checked (no forfeit, a replay
+        that verifies), once the referee and the clients have exited with status 0."""
+        out, _ = self.process.communicate(timeout=60)
+        errors = [client.communicate(timeout=10)[1].decode() for client in self.clients]
+        assert self.process.returncode == 0, self.log()
+        for client, error in zip(self.clients, errors, strict=True):
+            assert client.returncode == 0, error
+        games: list[dict[str, Any]] = json.loads(out)["games"]
+        assert len(games) == 2
+        for game in games:
+            assert all(p["forfeit"] is None for p in game["players"]), game
+            verify(Replay.load(Path(game["replay"])))
+        return games
+
+    def kill(self) -> None:
+        for proc in (self.process, *self.clients):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self._stderr.close()
+
+
+@contextlib.contextmanager
+def referee_command(tmp_path: Path) -> Iterator[RefereeCommand]:
+    """A :class:`RefereeCommand`, killed with its clients on exit if they still run."""
+    run = None
+    try:
+        run = RefereeCommand(tmp_path)
+        yield run
+    finally:
+        if run is not None:
+            run.kill()
+
+
 def test_hostile_peers_are_refused_while_a_game_goes_on(tmp_path: Path) -> None:
     """The referee as a command, a remote bot through ``taki-referee connect`` that holds
     the game at its first decision until the attacks are over."""
     gate, waiting = tmp_path / "gate", tmp_path / "waiting"
     (tmp_path / "gated_bot.py").write_text(GATED_BOT)
-    tokens = tmp_path / "tokens"
-    ref_err = (tmp_path / "referee.err").open("wb")
-    referee = subprocess.Popen(
-        [str(CLI), "match", f"python {RANDOM_BOT} 1", "far=remote", "--games", "2",
-         "--move-ms", "30000", "--listen", "127.0.0.1:0", "--tokens", str(tokens),
-         "--join-timeout", "60", "--replay-dir", str(tmp_path / "replays"),
-         "--log-dir", str(tmp_path / "logs"), "--json"],
-        stdout=subprocess.PIPE, stderr=ref_err, cwd=tmp_path,
-    )
-    client = None
-    try:
-        # Generous waits: starting two commands can take seconds on a loaded machine.
-        wait_for(tokens.exists, 60, "the tokens file")
-        stderr = tmp_path / "referee.err"
-        wait_for(lambda: "listen on" in stderr.read_text(), 60, "the listening address")
-        port = int(stderr.read_text().split("listen on 127.0.0.1:")[1].split()[0])
-        address = ("127.0.0.1", port)
-        token = tokens.read_text().split()[1]
-        client = subprocess.Popen(
-            [str(CLI), "connect", f"127.0.0.1:{port}", "--token", token, "--",
-             "python", str(tmp_path / "gated_bot.py"), str(gate), str(waiting)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )
+    with referee_command(tmp_path) as run:
+        address, token = run.address, run.token
+        run.connect("python", str(tmp_path / "gated_bot.py"), str(gate), str(waiting))
         wait_for(waiting.exists, 60, "the remote bot's first decision")
-        ref = psutil.Process(referee.pid)
-        before = ref.memory_info().rss
+        before = run.memory().rss
 
         # No token, a wrong token, the right token while its bot is connected.
         assert "no token" in refusal(exchange(address, hello_bytes(None))[0])
@@ -550,34 +771,171 @@ def test_hostile_peers_are_refused_while_a_game_goes_on(tmp_path: Path) -> None:
         # Most of each burst is over the rate limit and closed at once.
         assert closed_1 >= 150 and closed_2 >= 150, (closed_1, open_1, closed_2, open_2)
         time.sleep(0.5)
-        after = ref.memory_info().rss
+        after = run.memory().rss
         growth = after - before
         print(f"referee RSS before the attacks {before / 2**20:.1f} MiB, after"
               f" {after / 2**20:.1f} MiB, growth {growth / 2**10:.0f} KiB;"
               f" bursts closed at once {closed_1}/200, {closed_2}/200")
         assert growth < 4 * 2**20
-        assert referee.poll() is None and client.poll() is None  # the game goes on
+        assert run.running()  # the game goes on
 
         gate.touch()
-        out, _ = referee.communicate(timeout=30)
-        _, client_err = client.communicate(timeout=10)
-    finally:
-        for proc in (referee, client):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        ref_err.close()
-    log = (tmp_path / "referee.err").read_text()
-    assert referee.returncode == 0, log
-    assert client.returncode == 0, client_err.decode()
-    games = json.loads(out)["games"]
-    assert len(games) == 2
-    for game in games:
-        assert all(p["forfeit"] is None for p in game["players"]), game
-        verify(Replay.load(Path(game["replay"])))
+        run.games()
+    log = run.log()
     for expected in ("unknown token", "already connected", "no token",
                      "over the rate limit", "no bot_hello within 2 s", "joined from"):
         assert expected in log, expected
+
+
+LOOPBACK_NETWORK = pytest.mark.skipif(
+    sys.platform != "linux", reason="needs all of 127/8 on the loopback interface (Linux)"
+)
+
+
+@LOOPBACK_NETWORK
+async def test_room_is_made_for_an_address_that_holds_fewer() -> None:
+    """With every place taken, a new connection from an address that holds fewer than
+    another takes the place of that address's oldest connection; one from an address
+    over its share is closed."""
+
+    async def connect_from(source: str) -> trio.socket.SocketType:
+        sock = trio.socket.socket()
+        await sock.bind((source, 0))
+        await sock.connect(seats.addresses[0])
+        return sock
+
+    async def settled(pending: int, **refused: int) -> None:
+        with trio.fail_after(10):
+            while seats.pending != pending or any(
+                seats.refused[kind] != count for kind, count in refused.items()
+            ):
+                await trio.sleep(0.01)
+
+    async def closed(sock: trio.socket.SocketType) -> bool:
+        with trio.move_on_after(5):
+            try:
+                return await sock.recv(1) == b""
+            except ConnectionResetError:
+                return True
+        return False
+
+    async with open_remote_seats(["far"], LOOPBACK, preauth_timeout_s=60, max_pending=4,
+                                 max_pending_per_address=2) as seats:
+        a1, a2, b1, b2 = [await connect_from(s) for s in ("127.0.0.2",) * 2 + ("127.0.0.3",) * 2]
+        await settled(4)
+        a3 = await connect_from("127.0.0.2")  # over its address's share
+        await settled(4, busy=1)
+        assert await closed(a3)
+        c1 = await connect_from("127.0.0.4")  # .2 and .3 hold two each: .2's oldest goes
+        await settled(4, busy=1, dropped=1)
+        assert await closed(a1)
+        c2 = await connect_from("127.0.0.4")  # .3 holds two, .4 one: .3's oldest goes
+        await settled(4, busy=1, dropped=2)
+        assert await closed(b1)
+        d1 = await connect_from("127.0.0.5")  # .4 holds the most now
+        await settled(4, busy=1, dropped=3)
+        assert await closed(c1)
+        e1 = await connect_from("127.0.0.6")  # four hold one each, .6 none: .2's goes
+        await settled(4, busy=1, dropped=4)
+        assert await closed(a2)
+        e2 = await connect_from("127.0.0.6")  # .6 holds as many as any other: refused
+        await settled(4, busy=2, dropped=4)
+        assert await closed(e2)
+        assert seats.pending == 4 and seats.refused["timeout"] == 0
+        for sock in (a2, a3, b1, b2, c1, c2, d1, e1, e2, a1):
+            sock.close()
+
+
+def hold_pending(
+    address: tuple[str, int], sources: Sequence[str], per_source: int,
+    stop: threading.Event, stats: collections.Counter[str],
+) -> None:
+    """From each address of ``sources``, keep ``per_source`` silent connections to the
+    referee, opening one more (at most every 0.1 s per address) whenever one is closed,
+    until ``stop`` is set. Counts connections opened and closed by the referee."""
+    selector = selectors.DefaultSelector()
+    held: dict[str, list[socket.socket]] = {source: [] for source in sources}
+    next_open = dict.fromkeys(sources, 0.0)
+    try:
+        while not stop.is_set():
+            now = time.monotonic()
+            for source in sources:
+                if len(held[source]) < per_source and now >= next_open[source]:
+                    next_open[source] = now + 0.1
+                    try:
+                        sock = socket.create_connection(address, 2, (source, 0))
+                    except OSError:
+                        stats["failed"] += 1
+                        continue
+                    sock.setblocking(False)
+                    selector.register(sock, selectors.EVENT_READ, source)
+                    held[source].append(sock)
+                    stats["opened"] += 1
+            for key, _ in selector.select(0.02):
+                sock = key.fileobj
+                assert isinstance(sock, socket.socket)
+                with contextlib.suppress(OSError):
+                    sock.recv(1024)  # the end, or an error message first (a timeout)
+                selector.unregister(sock)
+                sock.close()
+                held[key.data].remove(sock)
+                stats["closed"] += 1
+    finally:
+        for socks in held.values():
+            for sock in socks:
+                sock.close()
+        selector.close()
+
+
+@LOOPBACK_NETWORK
+def test_a_few_addresses_cannot_lock_a_bot_out(tmp_path: Path) -> None:
+    """Silent connections from other addresses (Linux routes all of 127/8 to the
+    loopback interface) keep coming: first 20 at a time from each of four addresses,
+    more than one address may have authenticating; then from eight more, more than all
+    may have. The seat's bot connects from an address of its own all the same: it joins
+    and plays, and the referee's memory and log stay small."""
+    gate, waiting = tmp_path / "gate", tmp_path / "waiting"
+    (tmp_path / "gated_bot.py").write_text(GATED_BOT)
+    stats: collections.Counter[str] = collections.Counter()
+    stop = threading.Event()
+    with referee_command(tmp_path) as run:
+        attacks = [
+            threading.Thread(target=hold_pending, args=(
+                run.address, [f"127.0.0.{i}" for i in sources], per_source, stop, stats))
+            for sources, per_source in ((range(2, 6), 20),
+                                        (range(6, 14), MAX_PENDING_PER_ADDRESS + 2))
+        ]
+        try:
+            attacks[0].start()
+            wait_for(lambda: "from its address are authenticating already" in run.log(), 60,
+                     "the first addresses to be refused over their share")
+            attacks[1].start()
+            wait_for(lambda: "to make room" in run.log(), 60, "the room to run out")
+            before = run.memory().rss
+            run.connect("python", str(tmp_path / "gated_bot.py"), str(gate), str(waiting))
+            wait_for(waiting.exists, 60, "the remote bot's first decision")
+            time.sleep(2 * PREAUTH_TIMEOUT_S)  # the attack goes on while the bot plays
+            after = run.memory().rss
+        finally:
+            stop.set()
+            for attack in attacks:
+                attack.join(10)
+        assert run.running()
+        gate.touch()
+        run.games()
+    log = run.log()
+    growth = after - before
+    lines = log.count("\n")
+    print(f"referee RSS before the bot joined {before / 2**20:.1f} MiB, after"
+          f" {after / 2**20:.1f} MiB, growth {growth / 2**10:.0f} KiB; silent connections"
+          f" opened {stats['opened']}, closed by the referee {stats['closed']};"
+          f" {lines} log lines")
+    assert growth < 4 * 2**20
+    assert stats["failed"] == 0
+    assert "joined from 127.0.0.1:" in log
+    # The referee refused or dropped many connections, and said so in a few lines.
+    assert stats["closed"] > 300
+    assert lines < stats["closed"] / 4, log
 
 
 # ------------------------------------------------------------------------- parts
