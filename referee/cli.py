@@ -87,6 +87,24 @@ def _rules(args: argparse.Namespace) -> Rules:
         raise UsageError(f"bad rules: {exc}") from None
 
 
+def _bot_check_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-bot-check", action="store_true",
+                        help="do not check that every local bot starts and completes the "
+                             "handshake before the first game; a bot that cannot start "
+                             "then forfeits its games")
+
+
+def _rating_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--anchor", default=None, metavar="BOT",
+                        help="bot whose rating is fixed at --anchor-elo (default: the mean "
+                             "rating is 1500)")
+    parser.add_argument("--anchor-elo", type=float, default=1500.0, metavar="E")
+    parser.add_argument("--prior", type=float, default=1.0, metavar="GAMES",
+                        help="virtual drawn games of each bot against the field's centre "
+                             "(default 1, which keeps an unbeaten bot's rating finite; "
+                             "0: plain maximum likelihood)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="taki-referee",
@@ -113,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--log-dir", type=Path, default=Path("logs"),
                        help="bot stderr logs (default ./logs)")
     match.add_argument("--json", action="store_true", help="print the results as JSON")
+    _bot_check_arg(match)
     add_remote_args(match)
 
     league = sub.add_parser("league", help="run (or resume) a round-robin league")
@@ -126,12 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="play the games on the Dask cluster of this scheduler "
                              "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "
                              "overrides [league] executor; needs taki-referee[dask]")
+    _rating_args(league)
+    _bot_check_arg(league)
     add_remote_args(league)
 
     ratings = sub.add_parser("ratings", help="ratings from an existing results database")
     ratings.add_argument("db", type=Path)
-    ratings.add_argument("--anchor", default=None, help="bot whose rating is fixed")
-    ratings.add_argument("--anchor-elo", type=float, default=1500.0)
+    _rating_args(ratings)
     ratings.add_argument("--json", action="store_true")
 
     sprt = sub.add_parser(
@@ -150,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     _time_args(sprt)
     sprt.add_argument("--log-dir", type=Path, default=Path("logs"))
     sprt.add_argument("--json", action="store_true")
+    _bot_check_arg(sprt)
     add_remote_args(sprt)
 
     connect = sub.add_parser(

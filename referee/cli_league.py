@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from .cli_match import progress_bar
+from .botcheck import require_bots
+from .cli_match import print_json, progress_bar
 from .cli_remote import remote_seats
 from .dask_executor import ClusterError, DaskExecutor
 from .league import Executor, executor_for, league_size, rated_games, run_league
@@ -65,12 +66,33 @@ def print_leaderboard(console: Console, report: RatingReport, games: int,
     console.print(cross)
 
 
-def _rate(store: ResultStore, anchor: str | None = None, anchor_elo: float = 1500.0
-          ) -> RatingReport | None:
+def _rate(store: ResultStore, args: argparse.Namespace) -> RatingReport | None:
+    """The ratings of the stored games with the command's ``--anchor``,
+    ``--anchor-elo`` and ``--prior``; ValueError when they cannot be fitted."""
     games = rated_games(store)
     if not games:
         return None
-    return rate(games, anchor=anchor, anchor_elo=anchor_elo, resamples=200, seed=0)
+    try:
+        return rate(games, anchor=args.anchor, anchor_elo=args.anchor_elo, resamples=200,
+                    seed=0, prior=args.prior)
+    except ValueError as exc:
+        if args.prior == 0 and "perfect separation" in str(exc):
+            raise ValueError(
+                f"{exc}: a bot won or lost every game; rate with --prior above 0"
+            ) from None
+        raise
+
+
+def _check_rating_args(args: argparse.Namespace, bots: list[str] | None = None) -> None:
+    from .cli import UsageError
+
+    if not (math.isfinite(args.prior) and args.prior >= 0):
+        raise UsageError(f"--prior must be a number of games >= 0, got {args.prior}")
+    if not math.isfinite(args.anchor_elo):
+        raise UsageError(f"--anchor-elo must be a finite number, got {args.anchor_elo}")
+    if bots is not None and args.anchor is not None and args.anchor not in bots:
+        raise UsageError(f"--anchor {args.anchor}: not a bot of the league"
+                         f" (its bots: {', '.join(bots)})")
 
 
 def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
@@ -87,12 +109,17 @@ def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
 
 async def run_league_command(args: argparse.Namespace) -> int:
     config = load_league(args.file)
+    _check_rating_args(args, [b.name for b in config.bots])
     if args.dask is not None and any(b.remote for b in config.bots):
         from .cli import UsageError
 
         raise UsageError("--dask: remote bots connect to this referee; they need the local"
                          " executor")
     executor = _executor(args, config)
+    if not args.no_bot_check and not isinstance(executor, DaskExecutor):
+        # Before the database is opened: a league whose bots cannot start stores
+        # nothing. On Dask the bots need only exist on the workers, which check them.
+        await require_bots(config.bots, config.time)
     try:
         store = ResultStore(args.db)
     except StoreError as exc:
@@ -107,20 +134,21 @@ async def run_league_command(args: argparse.Namespace) -> int:
         already = store.game_count()
         show = sys.stderr.isatty() and not args.json
         try:
-            with progress_bar(total, "league", show) as advance:
-                for _ in range(min(already, total)):
-                    advance()
+            with progress_bar(total, "league", show, completed=already) as advance:
                 async with remote_seats(args, config.bots) as seats:
                     await run_league(config, store, log_dir=args.log_dir,
                                      on_game=lambda _: advance(), executor=executor,
                                      remote=seats)
         except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
-        report = _rate(store)
+        try:
+            report = _rate(store, args)
+        except ValueError as exc:
+            raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
         games = store.game_count()
         forfeits = store.forfeit_counts()
     if args.json:
-        print(json.dumps(report_json(report, games, forfeits)))
+        print_json(report_json(report, games, forfeits))
     elif report is not None:
         print_leaderboard(console, report, games, forfeits)
     return 0
@@ -129,11 +157,12 @@ async def run_league_command(args: argparse.Namespace) -> int:
 def ratings_command(args: argparse.Namespace) -> int:
     from .cli import UsageError
 
+    _check_rating_args(args)
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")
     try:
         with ResultStore(args.db) as store:
-            report = _rate(store, args.anchor, args.anchor_elo)
+            report = _rate(store, args)
             games = store.game_count()
             forfeits = store.forfeit_counts()
     except (StoreError, ValueError, KeyError) as exc:
@@ -142,7 +171,7 @@ def ratings_command(args: argparse.Namespace) -> int:
         out = report_json(report, games, forfeits)
         if report is not None:
             out["los"] = {a: dict(row) for a, row in report.los.items()}
-        print(json.dumps(out))
+        print_json(out)
     elif report is None:
         Console().print("no games in the database yet")
     else:

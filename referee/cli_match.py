@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from .botcheck import require_bots
 from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import GameOutcome, MatchSettings, play_block
@@ -42,9 +44,31 @@ def match_games(names: Sequence[str], games: int, seed: int) -> list[ScheduledGa
     return out
 
 
+def finite_json(value: Any) -> Any:
+    """``value`` with every infinite or NaN float replaced by None, so that it prints as
+    strict JSON (``null``; never ``Infinity``, which JSON parsers refuse)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    return value
+
+
+def print_json(value: Any) -> None:
+    """Print ``value`` as one line of strict JSON (non-finite numbers become null)."""
+    print(json.dumps(finite_json(value), allow_nan=False))
+
+
 @contextmanager
-def progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
-    """A rich progress bar on stderr when it is a terminal; a no-op otherwise."""
+def progress_bar(
+    total: int, label: str, enabled: bool, *, completed: int = 0,
+    console: Console | None = None,
+) -> Iterator[Any]:
+    """A rich progress bar on stderr when it is a terminal; a no-op otherwise.
+    ``completed`` is the work already done before (a resumed league): it fills the bar
+    without counting toward the speed that the time estimate comes from."""
     if not enabled:
         yield lambda: None
         return
@@ -53,11 +77,11 @@ def progress_bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console or Console(stderr=True),
         transient=True,
     )
     with progress:
-        task = progress.add_task(label, total=total)
+        task = progress.add_task(label, total=total, completed=min(completed, total))
         yield lambda: progress.advance(task)
 
 
@@ -124,13 +148,15 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         log_dir=args.log_dir,
     )
     schedule = match_games(names, games, args.seed)
+    if not args.no_bot_check:
+        await require_bots(bots, time)
     console = Console()
     async with remote_seats(args, bots) as seats:
         with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
             outcomes = await play_block(schedule, bots, settings, on_game=lambda _: advance(),
                                         match_name=f"match-{args.seed}", remote=seats)
     if args.json:
-        print(json.dumps({"games": [o.to_json() for o in outcomes]}))
+        print_json({"games": [o.to_json() for o in outcomes]})
     else:
         print_summary(console, summary_rows(names, outcomes))
     return 0

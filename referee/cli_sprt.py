@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 
 import attrs
 from rich.console import Console
 
+from .botcheck import require_bots
+from .cli_match import print_json
 from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import MatchSettings
 from .ratings import Sprt
 from .rules import Rules
-from .settings import parse_bot_arg
+from .settings import available_cpus, parse_bot_arg
 from .sprt_run import run_sprt
 
 #: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the
@@ -26,8 +26,8 @@ MAX_ELO = 2000
 async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
     from .cli import UsageError
 
-    new = parse_bot_arg(args.new, 0)
-    old = parse_bot_arg(args.old, 1)
+    new = parse_bot_arg(args.new, 0, "NEW")
+    old = parse_bot_arg(args.old, 1, "OLD")
     if new.name == old.name:
         old = attrs.evolve(old, name=f"{old.name}-old")
     for flag, value in (("--elo0", args.elo0), ("--elo1", args.elo1)):
@@ -42,7 +42,10 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
-    concurrency = args.concurrency or os.cpu_count() or 1
+    concurrency = args.concurrency or available_cpus()
+    if not args.no_bot_check:
+        # A baseline that cannot start would lose every game: H1 for a broken OLD.
+        await require_bots([new, old], time)
     err = Console(stderr=True)
     show = sys.stderr.isatty() and not args.json
 
@@ -63,7 +66,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger"
                }.get(outcome.status, "no decision: the game cap was reached")
     if args.json:
-        print(json.dumps({
+        print_json({
             "result": outcome.status if outcome.status != "continue" else "cap",
             "games": outcome.games,
             "pairs": state.pairs,
@@ -74,7 +77,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
             "ci95": [round(x, 1) for x in estimate.ci95],
             "los": round(estimate.los, 4),
             "forfeits": outcome.forfeits,
-        }))
+        })
     else:
         if show:
             err.print()

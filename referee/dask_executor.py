@@ -12,12 +12,15 @@ Every game keeps its schedule id, so a block that runs twice (Dask re-runs the t
 a worker that died; the coordinator re-submits a block a worker could not play) never
 stores a game twice: games the database already holds are skipped.
 
-A worker that cannot start one of a block's bots (:class:`~referee.faults.BotStartError`:
-a missing executable, a missing working directory) reports an
-:class:`InfrastructureFailure` instead of forfeiting the bot. The coordinator stores the
-games played before it, then re-submits the rest of the block to the other workers, up
-to :data:`MAX_ATTEMPTS` attempts per block; after that, or when every worker has failed,
-the league stops with a :class:`ClusterError` that names the command and the workers.
+Before a worker plays a bot for the first time in a league run, it runs the bot check
+(:mod:`referee.botcheck`: the bot must start and complete the handshake). A worker that
+cannot start one of a block's bots (the check fails, or
+:class:`~referee.faults.BotStartError` later) reports an :class:`InfrastructureFailure`
+instead of forfeiting the bot. The coordinator stores the games played before it, then
+re-submits the rest of the block to the other workers only (a strict restriction: Dask
+never moves it back to a worker that failed), up to :data:`MAX_ATTEMPTS` attempts per
+block; after that, or when every worker has failed, the league stops with a
+:class:`ClusterError` that names the bot, its command and the workers.
 
 Dask is an optional dependency (``pip install 'taki-referee[dask]'``): this module
 imports it only when a league is played on a cluster.
@@ -26,17 +29,20 @@ imports it only when a league is played on a cluster.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import sys
 import tempfile
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 import trio
 
+from .botcheck import BotCheckFailure, check_bots
 from .faults import BotStartError
 from .league import LeagueJob
 from .match import GameOutcome, MatchSettings, play_block, replay_path
@@ -134,6 +140,8 @@ class BlockTask:
     logs: bool
     #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
     python: str
+    #: The league run: a worker checks each bot once per run (:func:`play_block_task`).
+    run: str = ""
 
 
 @attrs.frozen
@@ -147,7 +155,8 @@ class InfrastructureFailure:
     problem: str
 
     def describe(self) -> str:
-        return f"cannot start bot {self.command!r} on worker {self.worker}: {self.problem}"
+        return (f"cannot start bot {self.bot!r} ({self.command}) on worker {self.worker}:"
+                f" {self.problem}")
 
 
 @attrs.frozen
@@ -180,8 +189,34 @@ def _worker_address() -> str:
         return "local"
 
 
+#: The (run, bot) pairs whose bot passed the bot check in this worker process. Only
+#: passes are kept, and only for their run: a bot installed or fixed on a worker after
+#: a failure is checked again, by the next run at the latest.
+_CHECKED: set[tuple[str, WorkerBot]] = set()
+_CHECKED_LOCK = threading.Lock()
+
+
+async def _check_then_play(
+    task: BlockTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any
+) -> BotCheckFailure | None:
+    """Check the block's bots that this worker has not checked in this run, then play
+    the block; the first failure of the check instead (no game is played then)."""
+    with _CHECKED_LOCK:
+        unchecked = [(wb, b) for wb, b in zip(task.bots, bots, strict=True)
+                     if (task.run, wb) not in _CHECKED]
+    if unchecked:
+        failures = await check_bots([b for _, b in unchecked], settings.time)
+        if failures:
+            return failures[0]
+        with _CHECKED_LOCK:
+            _CHECKED.update((task.run, wb) for wb, _ in unchecked)
+    await play_block(list(task.games), bots, settings, keep, task.block)
+    return None
+
+
 def play_block_task(task: BlockTask) -> BlockResult:
-    """The Dask task: play a block on this worker with the Trio match runner."""
+    """The Dask task: check the block's bots (once per run and worker process), then
+    play the block on this worker with the Trio match runner."""
     worker = _worker_address()
     played: list[PlayedGame] = []
     failure = None
@@ -202,10 +237,15 @@ def play_block_task(task: BlockTask) -> BlockResult:
             played.append(PlayedGame(attrs.evolve(outcome, replay=None), text))
 
         try:
-            trio.run(play_block, list(task.games), bots, settings, keep, task.block)
+            checked = trio.run(_check_then_play, task, bots, settings, keep)
         except BotStartError as exc:
             bot = next((b.name for b in bots if b.display == exc.command), "?")
             failure = InfrastructureFailure(worker, bot, exc.command, exc.problem)
+        else:
+            if checked is not None:
+                last = checked.stderr.splitlines()[-1:]
+                problem = checked.problem + (f" (stderr: {last[0].strip()})" if last else "")
+                failure = InfrastructureFailure(worker, checked.bot, checked.command, problem)
         if settings.log_dir is not None and settings.log_dir.is_dir():
             for path in sorted(settings.log_dir.iterdir()):
                 logs.append((path.name, path.read_bytes()))
@@ -247,6 +287,8 @@ class _Attempt:
     games: list[ScheduledGame]
     number: int = 1
     failed_workers: set[str] = attrs.field(factory=set)
+    #: The only workers the current submission may run on (None: any).
+    allowed: list[str] | None = None
     #: Why earlier attempts failed.
     failures: list[InfrastructureFailure | str] = attrs.field(factory=list)
 
@@ -313,6 +355,7 @@ class _Coordinator:
         self.job = job
         self.distributed = require_distributed()
         self.run_id = uuid.uuid4().hex[:12]
+        self.submissions = itertools.count(1)
         self.in_flight: dict[Any, _Attempt] = {}
         self.retry: list[_Attempt] = []
         #: Failures to start each bot, by bot name: no block with that bot is sent to
@@ -358,10 +401,12 @@ class _Coordinator:
             done = None
             with trio.move_on_after(POLL_S):
                 done = await receive.receive()
-            if done is not None:
-                await self._settle(done, self.in_flight.pop(done))
-            else:
+            if done is None:
                 self._check_connection()
+                await self._reroute_stranded()
+                continue
+            if done in self.in_flight:  # else a stranded task that was re-submitted
+                await self._settle(done, self.in_flight.pop(done))
 
     def _check_connection(self) -> None:
         if self.client.status not in ("running", "connecting"):
@@ -369,6 +414,21 @@ class _Coordinator:
                 f"lost the connection to the Dask scheduler at {self.executor.address};"
                 " run the league again to resume"
             )
+
+    async def _reroute_stranded(self) -> None:
+        """Re-submit the tasks restricted to workers that have all left the cluster (a
+        restricted task would wait for them forever)."""
+        restricted = [f for f, a in self.in_flight.items() if a.allowed is not None]
+        if not restricted:
+            return
+        live = set(await trio.to_thread.run_sync(self.client.nthreads))
+        for future in restricted:
+            attempt = self.in_flight[future]
+            assert attempt.allowed is not None
+            if live.isdisjoint(attempt.allowed):
+                del self.in_flight[future]
+                future.cancel()
+                self.retry.append(attempt)
 
     def _threads(self) -> int:
         return sum(self.client.nthreads().values()) or 1
@@ -382,6 +442,7 @@ class _Coordinator:
             replays=self.replays,
             logs=self.logs,
             python=sys.executable,
+            run=self.run_id,
         )
         known = [f for bot in task.bots for f in self.cannot_start.get(bot.name, [])]
         excluded = attempt.failed_workers | {f.worker for f in known}
@@ -392,10 +453,13 @@ class _Coordinator:
             if not workers:
                 attempt.failures.extend(known)
                 self._give_up(attempt, "on any worker of the cluster")
-        key = f"taki-block-{attempt.block}-{self.run_id}-{attempt.number}"
+        attempt.allowed = workers
+        key = f"taki-block-{attempt.block}-{self.run_id}-{next(self.submissions)}"
+        # A strict restriction: with allow_other_workers the list is only a preference,
+        # and work stealing hands the task back to a worker that cannot start its bot.
         return self.client.submit(
             play_block_task, task, key=key, pure=False,
-            workers=workers, allow_other_workers=workers is not None,
+            workers=workers, allow_other_workers=False,
         )
 
     async def _settle(self, future: Any, attempt: _Attempt) -> None:
@@ -444,22 +508,22 @@ class _Coordinator:
 
 
 def describe_failures(failures: list[InfrastructureFailure | str]) -> str:
-    """Failures to start a bot grouped by command and problem, with their workers, e.g.
-    ``cannot start bot 'x --fast' on workers tcp://a:1, tcp://b:2: executable 'x' not
-    found``; other reasons as they are."""
-    workers: dict[tuple[str, str], list[str]] = {}
+    """Failures to start a bot grouped by bot, command and problem, with their workers,
+    e.g. ``cannot start bot 'x' (x --fast) on workers tcp://a:1, tcp://b:2: executable
+    'x' not found``; other reasons as they are."""
+    workers: dict[tuple[str, str, str], list[str]] = {}
     other: list[str] = []
     for failure in failures:
         if isinstance(failure, str):
             other.append(failure)
         else:
-            seen = workers.setdefault((failure.command, failure.problem), [])
+            seen = workers.setdefault((failure.bot, failure.command, failure.problem), [])
             if failure.worker not in seen:
                 seen.append(failure.worker)
     parts = [
-        f"cannot start bot {command!r} on worker{'s' if len(where) > 1 else ''}"
+        f"cannot start bot {bot!r} ({command}) on worker{'s' if len(where) > 1 else ''}"
         f" {', '.join(where)}: {problem}"
-        for (command, problem), where in workers.items()
+        for (bot, command, problem), where in workers.items()
     ]
     text = "; ".join([*parts, *dict.fromkeys(other)])
     if workers:

@@ -69,9 +69,14 @@ def league_size(config: LeagueConfig) -> int:
 def deals_per_unit(config: LeagueConfig) -> int:
     """How many deals of one table a unit of work plays with the same bot processes.
 
-    Starting a bot costs more than a game between fast bots, so a unit plays several
-    deals; it stays small enough that every place of ``concurrency`` gets about four
-    units of work, so the league still runs in parallel and a kill loses little."""
+    ``[league] deals_per_process`` sets it (at most ``deals``). Otherwise: starting a bot
+    costs more than a game between fast bots, so a unit plays several deals; it stays
+    small enough that every place of ``concurrency`` gets about four units of work, so
+    the league still runs in parallel and a kill loses little. A bot's resource limits
+    hold for its process, hence for all the games of its unit: the fixed setting keeps
+    that budget the same whatever the concurrency."""
+    if config.deals_per_process is not None:
+        return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)
     wanted_units = 4 * config.concurrency
     return max(1, min(config.deals, math.ceil(tables * config.deals / wanted_units)))
@@ -188,6 +193,8 @@ async def run_league(
         raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
+    # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
+    # 100,000 games; a query per scheduled game instead would cost far more time.
     done = store.finished_ids()
     if executor is None:
         executor = executor_for(config)

@@ -44,6 +44,10 @@ class BotSpec:
 
     name: str
     command: BotCommand | None
+    #: Where the bot was given, for messages: ``league.toml:14`` (its ``[[bots]]``
+    #: entry), or ``NEW``, ``OLD``, ``argument 2`` on the command line. Not part of
+    #: the bot's identity.
+    origin: str | None = attrs.field(default=None, eq=False)
 
     @property
     def remote(self) -> bool:
@@ -73,9 +77,19 @@ def make_command(
     return cmd
 
 
-def parse_bot_arg(text: str, index: int) -> BotSpec:
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, which a container or
+    ``taskset`` may narrow), else the machine's count: the default concurrency."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no sched_getaffinity on this platform
+        return os.cpu_count() or 1
+
+
+def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
     """A bot from the command line: ``COMMAND``, ``NAME=COMMAND``, or ``NAME=remote`` for
-    a remote seat."""
+    a remote seat. ``origin`` says where it was given (default ``argument N``)."""
+    origin = origin or f"argument {index + 1}"
     name, sep, command = text.partition("=")
     if not sep or not NAME_PATTERN.match(name) or " " in name:
         name, command = "", text
@@ -85,14 +99,14 @@ def parse_bot_arg(text: str, index: int) -> BotSpec:
                 f"bot {index + 1}: a remote seat needs a name: NAME=remote"
                 " (use ./remote for an executable of that name)"
             )
-        return BotSpec(name, None)
+        return BotSpec(name, None, origin)
     try:
         cmd = make_command(command)
     except ValueError as exc:
         raise SettingsError(f"bot {index + 1}: {exc}") from None
     if not name:
         name = _default_name(cmd, index)
-    return BotSpec(name, cmd)
+    return BotSpec(name, cmd, origin)
 
 
 #: Programs that run a script: a bot started with one is named after its script.
@@ -134,7 +148,7 @@ class LeagueConfig:
     table_size: int = 2
     deals: int = 6
     seed: int = 0
-    concurrency: int = attrs.field(factory=lambda: os.cpu_count() or 1)
+    concurrency: int = attrs.field(factory=available_cpus)
     rules: Rules = attrs.field(factory=Rules)
     time: TimeControl = attrs.field(factory=TimeControl)
     replay_dir: Path | None = None
@@ -143,6 +157,9 @@ class LeagueConfig:
     strikes: int = 3
     #: Where the games are played: "local" or "dask://HOST:PORT".
     executor: str = "local"
+    #: The most deals one unit of work (one set of bot processes) plays; None: sized
+    #: from ``concurrency`` (``referee.league.deals_per_unit``).
+    deals_per_process: int | None = None
 
     def identity(self) -> str:
         """What must not change between two runs into the same database."""
@@ -155,7 +172,7 @@ class LeagueConfig:
 
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
-    "fault_policy", "strikes", "executor",
+    "fault_policy", "strikes", "executor", "deals_per_process",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
 _BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits"}
@@ -290,7 +307,7 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         if key not in _LEAGUE_KEYS:
             raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
     kwargs: dict[str, Any] = {}
-    for key in ("table_size", "deals", "seed", "concurrency", "strikes"):
+    for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process"):
         if key in league:
             value = league[key]
             if not isinstance(value, int) or isinstance(value, bool):
@@ -304,6 +321,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise fail("league", "concurrency", "must be at least 1")
     if kwargs.get("strikes", 1) < 1:
         raise fail("league", "strikes", "must be at least 1")
+    if kwargs.get("deals_per_process", 1) < 1:
+        raise fail("league", "deals_per_process", "must be at least 1")
     if "restart" in league:
         if not isinstance(league["restart"], bool):
             raise fail("league", "restart", "must be true or false")
@@ -359,7 +378,9 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
     bots = []
     for i, entry in enumerate(raw_bots):
-        bots.append(_parse_bot(path, entry, i, fail))
+        line = where.line_of("bots", None, i)
+        origin = f"{path}:{line}" if line else str(path)
+        bots.append(attrs.evolve(_parse_bot(path, entry, i, fail), origin=origin))
     names = [b.name for b in bots]
     for i, name in enumerate(names):
         if name in names[:i]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -79,9 +80,33 @@ def test_match_seats_rotate_with_three_bots(
     assert len({g["seed"] for g in games}) == 1
 
 
+def strict_json(text: str) -> Any:
+    """Parse ``text`` as strict JSON: ``Infinity``, ``-Infinity`` and ``NaN`` fail."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_match_checks_its_bots_first(tmp_path: Path) -> None:
+    result = run("match", f"greedy={GREEDY}", f"crasher={CRASHER}", "--json",
+                 "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    err = result.stderr
+    assert ("taki-referee: argument 2: bot 'crasher' failed the bot check: exited with"
+            " status 3 before its handshake") in err
+    assert "command: " in err and "sys.exit(3)" in err
+    assert err.count("taki-referee:") == 1  # greedy passed
+    assert "Traceback" not in err
+    assert not (tmp_path / "logs").exists()  # no game was played
+
+
 def test_match_reports_forfeits(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # --no-bot-check: a bot that cannot start plays, and forfeits every game.
     out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"crasher={CRASHER}",
-                     "--games", "2")
+                     "--games", "2", "--no-bot-check")
     for game in out["games"]:
         crasher = next(p for p in game["players"] if p["bot"] == "crasher")
         assert crasher["forfeit"]["reason"] == "crash"
@@ -238,6 +263,61 @@ def test_ratings_with_an_anchor(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert weak["elo"] == 1000 and weak["ci95"] == [1000, 1000]
     assert main(["ratings", str(db), "--anchor", "nobody"]) == 2
     assert "nobody" in capsys.readouterr().err
+
+
+def duel_db(path: Path, wins: int, deals: int = 12) -> Path:
+    """Two bots; "strong" wins both games of ``wins`` of the ``deals`` deals."""
+    with ResultStore(path) as store:
+        for deal in range(deals):
+            for rot in range(2):
+                winner = "strong" if deal < wins else "weak"
+                seats = ("strong", "weak") if rot == 0 else ("weak", "strong")
+                store.record(GameRecord(
+                    game_id=f"strong,weak/deal{deal}/rot{rot}", block=f"strong,weak/deal{deal}",
+                    seed=deal, actions=20, reason="win", seats=tuple(
+                        SeatRecord(i, bot, 1 if bot == winner else 2, 0, None, None)
+                        for i, bot in enumerate(seats)),
+                ))
+    return path
+
+
+def test_ratings_prior(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from referee.league import rated_games
+    from referee.ratings import fit_elo
+
+    def gap(*args: str) -> float:
+        assert main(["ratings", str(db), "--json", *args]) == 0
+        elo = {r["bot"]: r["elo"] for r in strict_json(capsys.readouterr().out)["ratings"]}
+        return float(elo["strong"] - elo["weak"])
+
+    # 18 of 24 games: the maximum likelihood gap is 400 log10(18 / 6).
+    db = duel_db(tmp_path / "duel.sqlite", wins=9)
+    plain = 400 * math.log10(3)
+    assert gap("--prior", "0") == pytest.approx(plain, abs=0.2)
+    # The default prior, one virtual draw per bot, pulls the two together.
+    assert gap() == gap("--prior", "1") == pytest.approx(185.8, abs=0.2)
+    assert gap("--prior", "10") < gap("--prior", "1")
+    # Three bots: the same figures as the rating module's plain fit.
+    db = league_db(tmp_path / "r.sqlite")
+    assert main(["ratings", str(db), "--json", "--prior", "0"]) == 0
+    out = strict_json(capsys.readouterr().out)
+    with ResultStore(db) as store:
+        expected = fit_elo(rated_games(store), prior=0)
+    assert {r["bot"]: r["elo"] for r in out["ratings"]} == {
+        bot: round(elo, 1) for bot, elo in expected.items()
+    }
+
+
+def test_ratings_prior_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    db = duel_db(tmp_path / "unbeaten.sqlite", wins=12)
+    # Without a prior an unbeaten bot has no finite rating.
+    assert main(["ratings", str(db), "--prior", "0"]) == 2
+    assert "rate with --prior above 0" in capsys.readouterr().err
+    assert main(["ratings", str(db), "--json"]) == 0
+    strict_json(capsys.readouterr().out)
+    for value in ("-1", "nan", "inf"):
+        assert main(["ratings", str(db), "--prior", value]) == 2
+        assert "--prior must be a number of games >= 0" in capsys.readouterr().err
 
 
 def test_ratings_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

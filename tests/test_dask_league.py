@@ -19,13 +19,22 @@ from typing import Any
 import psutil
 import pytest
 import trio
-from distributed import Client
+
+try:
+    from distributed import Client
+except ImportError as exc:  # pragma: no cover - only without the dask extra
+    raise ImportError(
+        f"the Dask league tests need the optional dependency dask[distributed] ({exc});"
+        " install it with: pip install -e '.[test,dask]' (./tasks test does)"
+    ) from None
 
 from referee.dask_executor import (
     BlockTask,
     ClusterError,
     DaskExecutor,
     WorkerBot,
+    _Attempt,
+    _Coordinator,
     deliver,
     play_block_task,
     scheduler_address,
@@ -39,7 +48,8 @@ from referee.league import (
     settings_for,
 )
 from referee.replay import Replay, verify
-from referee.settings import SettingsError, load_league
+from referee.schedule import ScheduledGame
+from referee.settings import LeagueConfig, SettingsError, load_league
 from referee.store import ResultStore
 
 REPO = Path(__file__).resolve().parent.parent
@@ -300,7 +310,7 @@ command = "no-such-bot-binary --fast"
     )
     assert result.returncode == 2, result.stderr
     message = " ".join(result.stderr.split())
-    assert "cannot start bot 'no-such-bot-binary --fast' on workers" in message
+    assert "cannot start bot 'ghost' (no-such-bot-binary --fast) on workers" in message
     assert "every worker must be able to run every bot command" in message
     for worker in client.nthreads():
         assert worker in message
@@ -312,42 +322,57 @@ command = "no-such-bot-binary --fast"
 async def test_a_bot_missing_on_one_worker_is_played_on_another(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
-    # The bot is "./bin/bot": only the worker whose working directory holds it can start it.
+    # Only the worker whose working directory holds bin/bot.py can start the bot; on
+    # the other, the interpreter starts but exits before its handshake, which the
+    # worker's bot check reports as its own failure, never as a forfeit of the bot.
     home = tmp_path / "home"
     (home / "bin").mkdir(parents=True)
-    script = home / "bin" / "bot"
     random_bot = REPO / "sample_bots" / "random_bot.py"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {random_bot} 3\n")
-    script.chmod(0o755)
-    path = league_file(tmp_path, deals=4, bots=f"""\
+    (home / "bin" / "bot.py").write_text(
+        f"import runpy, sys\nsys.argv = [{str(random_bot)!r}, '3']\n"
+        f"runpy.run_path({str(random_bot)!r}, run_name='__main__')\n"
+    )
+    # Many small units, so that the idle worker steals queued ones: a block restricted
+    # to the other workers must never be handed back to the worker that failed its bot.
+    path = league_file(tmp_path, deals=12, league="deals_per_process = 1", bots=f"""\
 [[bots]]
 name = "greedy"
 command = "{GREEDY}"
 
 [[bots]]
+name = "random"
+command = "{RANDOM} 1"
+
+[[bots]]
 name = "local-only"
-command = "./bin/bot"
+command = "python bin/bot.py"
 """)
     config = load_league(path)
     workers = sorted(client.nthreads())
     able, unable = workers
     cwds: dict[str, str] = client.run(os.getcwd)
     client.run(os.chdir, str(home), workers=[able])
-    executor = DaskExecutor(cluster)
+    in_flight = 4
+    executor = DaskExecutor(cluster, in_flight=in_flight)
     try:
         with ResultStore(tmp_path / "r.sqlite") as store:
             played = await run_league(config, store, log_dir=tmp_path / "logs",
                                       executor=executor)
     finally:
         client.run(os.chdir, cwds[able], workers=[able])
-    assert played == league_size(config) == 8
+    assert played == league_size(config) == 72
+    # Never a forfeit: every game of the bot was played where it could start.
     check_exactly_once(tmp_path / "r.sqlite",
                        {g.game_id for block in pending_blocks(config, set()) for g in block})
     # At least one block went to the worker without the bot first; it was re-submitted.
     assert executor.failures
     assert {f.worker for f in executor.failures} == {unable}
     assert {f.bot for f in executor.failures} == {"local-only"}
-    assert all("not found" in f.problem for f in executor.failures)
+    assert all("exited with status 2 before its handshake" in f.problem
+               and "can't open file" in f.problem for f in executor.failures)
+    # Once the first failure is known, no block with the bot goes to that worker again:
+    # only the blocks already in flight then can fail there.
+    assert len(executor.failures) <= in_flight
 
 
 async def test_retries_are_bounded(
@@ -366,7 +391,7 @@ command = "no-such-bot-binary"
     executor = DaskExecutor(cluster, max_attempts=1)
     with ResultStore(tmp_path / "r.sqlite") as store:
         with pytest.raises(ClusterError, match=r"greedy,ghost/deal0 could not be played in 1 "
-                           r"attempts: cannot start bot 'no-such-bot-binary' on worker tcp://"):
+                           r"attempts: cannot start bot 'ghost' \(no-such-bot-binary\) on worker tcp://"):
             await run_league(config, store, log_dir=None, executor=executor)
         assert store.game_count() == 0
     assert len(executor.failures) == 1
@@ -375,12 +400,10 @@ command = "no-such-bot-binary"
 # -------------------------------------------------------- delivered twice
 
 
-def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
-    config = load_league(league_file(tmp_path, deals=1))
-    settings = settings_for(config, tmp_path / "logs")
-    block = next(pending_blocks(config, set()))
+def block_task(config: LeagueConfig, block: list[ScheduledGame], run: str = "") -> BlockTask:
+    """The task of one block, as the coordinator would submit it."""
     specs = {b.name: b for b in config.bots}
-    task = BlockTask(
+    return BlockTask(
         block=block[0].block,
         games=tuple(block),
         bots=tuple(WorkerBot.of(specs[name]) for name in block[0].seats),
@@ -388,7 +411,16 @@ def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
         replays=True,
         logs=True,
         python=sys.executable,
+        run=run,
     )
+
+
+def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1))
+    settings = settings_for(config, tmp_path / "logs")
+    block = next(pending_blocks(config, set()))
+    specs = {b.name: b for b in config.bots}
+    task = block_task(config, block)
     result = play_block_task(task)
     assert result.failure is None
     assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in block]
@@ -418,6 +450,90 @@ def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
     assert [p.read_text() for p in sorted((tmp_path / "replays").iterdir())] == first
     assert {g.replay for g in stored} == {str(p) for p in replays}
     assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+
+
+def test_a_worker_checks_each_bot_once_per_run(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    counting = tmp_path / "counting_bot.py"
+    random_bot = REPO / "sample_bots" / "random_bot.py"
+    counting.write_text(
+        f"import runpy, sys\nwith open({str(starts)!r}, 'a') as f:\n    f.write('start\\n')\n"
+        f"sys.argv = [{str(random_bot)!r}, '4']\n"
+        f"runpy.run_path({str(random_bot)!r}, run_name='__main__')\n"
+    )
+    config = load_league(league_file(tmp_path, deals=2, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "counting"
+command = "python {counting}"
+"""))
+    first, second = pending_blocks(config, set())
+
+    def played(block: list[ScheduledGame], run: str) -> int:
+        result = play_block_task(block_task(config, block, run))
+        assert result.failure is None
+        assert len(result.games) == 2
+        return len(starts.read_text().splitlines())
+
+    run = uuid.uuid4().hex
+    assert played(first, run) == 2  # the check, then the block
+    assert played(second, run) == 3  # checked already in this run: the block only
+    assert played(first, uuid.uuid4().hex) == 5  # a new run checks again
+
+
+def test_a_worker_that_cannot_start_a_bot_forfeits_nothing(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "typo"
+command = "python {tmp_path / 'no_such_bot.py'}"
+"""))
+    block = next(pending_blocks(config, set()))
+    run = uuid.uuid4().hex
+    for _ in range(2):  # a failure is not remembered: the bot is checked again
+        result = play_block_task(block_task(config, block, run))
+        assert result.games == ()
+        assert result.failure is not None
+        assert result.failure.worker == "local"
+        assert result.failure.bot == "typo"
+        assert result.failure.command.endswith("no_such_bot.py")
+        assert result.failure.problem.startswith("exited with status 2 before its handshake")
+        assert "can't open file" in result.failure.problem
+
+
+async def test_a_task_stranded_on_departed_workers_is_resubmitted(tmp_path: Path) -> None:
+    # A block restricted to workers that all left would wait for them forever.
+    config = load_league(league_file(tmp_path, deals=1))
+
+    class Future:
+        cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    class FakeClient:
+        def nthreads(self) -> dict[str, int]:
+            return {"tcp://w3:1": 1}
+
+    job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                    lambda _: True, lambda _: False)
+    coordinator = _Coordinator(DaskExecutor("127.0.0.1:1"), FakeClient(), job)
+    games = next(pending_blocks(config, set()))
+    stranded = _Attempt(games[0].block, games, allowed=["tcp://w1:1", "tcp://w2:1"])
+    waiting = _Attempt(games[0].block, games, allowed=["tcp://w3:1"])
+    free = _Attempt(games[0].block, games)
+    futures = [Future(), Future(), Future()]
+    coordinator.in_flight = dict(zip(futures, [stranded, waiting, free], strict=True))
+    await coordinator._reroute_stranded()
+    assert [f.cancelled for f in futures] == [True, False, False]
+    assert coordinator.retry == [stranded]
+    assert list(coordinator.in_flight.values()) == [waiting, free]
 
 
 def test_bots_travel_as_plain_values(tmp_path: Path) -> None:

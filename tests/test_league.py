@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import psutil
@@ -96,11 +97,12 @@ async def test_small_league_rates_the_strong_bot_first(tmp_path: Path) -> None:
         assert [s.place for s in sorted(g.seats, key=lambda s: s.seat)] == list(result.places)
 
 
-async def test_forfeits_are_counted(tmp_path: Path) -> None:
+def crash_league(tmp_path: Path, deals: int) -> Path:
+    """A league of the greedy bot and a bot that exits with status 3 at once."""
     path = tmp_path / "crash.toml"
     path.write_text(f"""\
 [league]
-deals = 2
+deals = {deals}
 concurrency = 1
 [[bots]]
 name = "greedy"
@@ -109,7 +111,11 @@ command = "{GREEDY}"
 name = "crasher"
 command = "python -c 'import sys; sys.exit(3)'"
 """)
-    config = load_league(path)
+    return path
+
+
+async def test_forfeits_are_counted(tmp_path: Path) -> None:
+    config = load_league(crash_league(tmp_path, deals=2))
     with ResultStore(tmp_path / "r.sqlite") as store:
         await run_league(config, store, log_dir=tmp_path / "logs")
         assert store.game_count() == 4
@@ -291,15 +297,173 @@ def test_league_cli_reports_file_errors(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+def league_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(REFEREE), "league", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
 def test_league_with_a_missing_bot_binary(tmp_path: Path) -> None:
-    path = league_file(tmp_path, deals=1, extra_bots=(
-        '[[bots]]\nname = "ghost"\ncommand = "no-such-bot-binary --fast"\n'
-    ))
-    result = subprocess.run(
-        [str(REFEREE), "league", str(path), "--db", str(tmp_path / "r.sqlite"),
-         "--log-dir", str(tmp_path / "logs")],
-        capture_output=True, text=True, cwd=tmp_path, timeout=60,
-    )
+    # A typo in a script's name, and a missing executable listed last: both are found
+    # before the first game, each named with its line.
+    path = league_file(tmp_path, deals=1, extra_bots=f"""\
+[[bots]]
+name = "typo"
+command = "python {REPO / 'sample_bots' / 'greedy_bott.py'}"
+
+[[bots]]
+name = "ghost"
+command = "no-such-bot-binary --fast"
+""")
+    db = tmp_path / "r.sqlite"
+    result = league_cli(str(path), "--db", str(db), "--log-dir", str(tmp_path / "logs"),
+                        cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert "no-such-bot-binary --fast" in result.stderr
-    assert "Traceback" not in result.stderr
+    lines = path.read_text().splitlines()
+    typo_line = lines.index('name = "typo"')  # the [[bots]] line above it, 1-based
+    ghost_line = lines.index('name = "ghost"')
+    err = result.stderr
+    assert (f"taki-referee: {path}:{typo_line}: bot 'typo' failed the bot check: exited"
+            " with status 2 before its handshake") in err
+    assert "greedy_bott.py': [Errno 2] No such file or directory" in err
+    assert (f"taki-referee: {path}:{ghost_line}: bot 'ghost' failed the bot check:"
+            " executable 'no-such-bot-binary' not found") in err
+    assert "command: no-such-bot-binary --fast" in err
+    assert err.count("taki-referee:") == 2
+    assert "Traceback" not in err
+    # Nothing stored, not even the games of the tables whose bots are fine.
+    assert not db.exists()
+    assert not (tmp_path / "logs").exists()
+
+
+def test_relative_commands_run_from_another_directory(tmp_path: Path) -> None:
+    # The demo league's commands are relative to the repository root.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    league = elsewhere / "league.toml"
+    league.write_text((REPO / "examples" / "demo.toml").read_text())
+    result = league_cli("league.toml", "--db", "r.sqlite", cwd=elsewhere)
+    assert result.returncode == 2, result.stderr
+    err = result.stderr
+    for bot in ("greedy", "random", "random-2"):
+        assert f"bot '{bot}' failed the bot check: exited with status 2 before its" in err
+    assert "taki-referee: league.toml:16: bot 'greedy'" in err
+    assert f"working directory: {elsewhere}" in err
+    assert f"can't open file '{elsewhere / 'sample_bots' / 'greedy_bot.py'}'" in err
+    assert not (elsewhere / "r.sqlite").exists()
+    # From the repository root the same file plays.
+    result = league_cli(str(league), "--db", str(tmp_path / "r.sqlite"), "--json",
+                        "--log-dir", str(tmp_path / "logs"), cwd=REPO)
+    assert result.returncode == 0, result.stderr
+
+
+def test_no_bot_check_lets_a_broken_bot_forfeit(tmp_path: Path) -> None:
+    path = crash_league(tmp_path, deals=1)
+    db = tmp_path / "r.sqlite"
+    args = (str(path), "--db", str(db), "--json", "--log-dir", str(tmp_path / "logs"))
+    result = league_cli(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "bot 'crasher' failed the bot check: exited with status 3" in result.stderr
+    assert not db.exists()
+    result = league_cli(*args, "--no-bot-check", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout, parse_constant=refuse)
+    assert report["forfeits"] == {"crasher": {"crash": 2}}
+
+
+def refuse(constant: str) -> float:
+    """Strict JSON: a parser that meets ``Infinity`` or ``NaN`` fails."""
+    raise ValueError(f"not JSON: {constant}")
+
+
+def test_league_rating_options(tmp_path: Path) -> None:
+    path = league_file(tmp_path, deals=2)
+    db = tmp_path / "r.sqlite"
+    common = ("--db", str(db), "--json", "--log-dir", str(tmp_path / "logs"))
+    # A bad option stops the league before any game.
+    result = league_cli(str(path), *common, "--anchor", "nobody", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--anchor nobody: not a bot of the league (its bots: greedy, random1, random2)" \
+        in result.stderr
+    result = league_cli(str(path), *common, "--prior", "-1", cwd=tmp_path)
+    assert result.returncode == 2 and "--prior must be" in result.stderr
+    assert not db.exists()
+
+    result = league_cli(str(path), *common, "--anchor", "random1", "--anchor-elo", "1000",
+                        cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout, parse_constant=refuse)
+    assert report["games"] == 12
+    assert {r["bot"]: r["elo"] for r in report["ratings"]}["random1"] == 1000
+    # The same figures as `ratings` with the same options, with and without a prior.
+    for options in (["--prior", "0.5"], ["--prior", "3", "--anchor", "greedy"]):
+        league = league_cli(str(path), *common, *options, cwd=tmp_path)
+        assert league.returncode == 0, league.stderr
+        ratings = subprocess.run([str(REFEREE), "ratings", str(db), "--json", *options],
+                                 capture_output=True, text=True, timeout=60)
+        assert ratings.returncode == 0, ratings.stderr
+        expected = json.loads(ratings.stdout, parse_constant=refuse)
+        del expected["los"]
+        assert json.loads(league.stdout, parse_constant=refuse) == expected
+
+
+async def test_deals_per_process_bounds_what_one_bot_process_plays(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    counting = tmp_path / "counting_bot.py"
+    counting.write_text(
+        f"import runpy, sys\nopen({str(starts)!r}, 'a').write('x')\n"
+        f"sys.argv = [{str(REPO / 'sample_bots' / 'random_bot.py')!r}, '5']\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    text = league_file(tmp_path, deals=5, extra_bots=f"""\
+[[bots]]
+name = "counting"
+command = "python {counting}"
+""").read_text()
+    for concurrency in (1, 8):
+        path = tmp_path / f"league{concurrency}.toml"
+        path.write_text(text.replace("concurrency = 2", f"concurrency = {concurrency}\n"
+                                                       "deals_per_process = 2"))
+        config = load_league(path)
+        assert deals_per_unit(config) == 2  # whatever the concurrency
+        units = list(pending_blocks(config, set(), deals_per_unit(config)))
+        assert all(len({g.deal for g in unit}) <= 2 for unit in units)
+    # Three tables with the counting bot, five deals each in units of 2, 2 and 1 deals:
+    # nine units, so nine processes of the bot.
+    starts.write_text("")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(config, store, log_dir=None)
+        assert store.forfeit_counts() == {}
+    assert played == league_size(config) == 6 * 5 * 2
+    assert starts.read_text() == "x" * 9
+    # At most the league's deals.
+    path.write_text(text.replace("concurrency = 2", "deals_per_process = 50"))
+    assert deals_per_unit(load_league(path)) == 5
+
+
+def test_resumed_progress_does_not_count_as_speed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from referee.cli_match import progress_bar
+
+    tasks: list[Any] = []
+    add_task = Progress.add_task
+
+    def spy(self: Progress, *args: Any, **kwargs: Any) -> Any:
+        task_id = add_task(self, *args, **kwargs)
+        tasks.append(self._tasks[task_id])
+        return task_id
+
+    monkeypatch.setattr(Progress, "add_task", spy)
+    console = Console(file=io.StringIO(), force_terminal=True)
+    with progress_bar(40, "league", True, completed=30, console=console) as advance:
+        advance()
+        advance()
+        (task,) = tasks
+        assert task.completed == 32
+        # The speed (hence the time left) comes from the two games of this run only.
+        assert [sample.completed for sample in task._progress] == [1, 1]
+    with progress_bar(40, "league", True, completed=50, console=console):
+        assert tasks[1].completed == 40

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from referee.settings import LeagueConfig, SettingsError, load_league, parse_bot_arg
+from referee.settings import (
+    LeagueConfig,
+    SettingsError,
+    available_cpus,
+    load_league,
+    parse_bot_arg,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -79,7 +85,8 @@ def test_demo_league_parses() -> None:
 def test_defaults(tmp_path: Path) -> None:
     config = load_league(write(tmp_path, TWO_BOTS))
     assert config.table_size == 2
-    assert config.concurrency == (os.cpu_count() or 1)
+    assert config.concurrency == len(os.sched_getaffinity(0))
+    assert config.deals_per_process is None
     assert config.rules.name == "super-taki-2018"
     assert config.time.move_ms == 1000 and config.time.bank_ms is None
     assert config.replay_dir is None
@@ -99,6 +106,7 @@ def test_every_key(tmp_path: Path) -> None:
         restart = false
         fault_policy = "strikes"
         strikes = 2
+        deals_per_process = 4
 
         [time]
         move_ms = 500
@@ -136,6 +144,7 @@ def test_every_key(tmp_path: Path) -> None:
     assert config.rules.action_limit == 2000
     assert config.replay_dir == tmp_path / "replays"  # relative to the league file
     assert not config.restart and config.fault_policy == "strikes" and config.strikes == 2
+    assert config.deals_per_process == 4
     assert config.time.reaction_ms == 300 and config.time.grace_ms == 10
     a = config.bots[0].command
     assert a.argv == (sys.executable, "my bot.py", "--level", "3")
@@ -371,6 +380,15 @@ BAD_FILES = {
         voluntary_draw = true
         wild = true  # HERE
         """ + TWO_BOTS),
+    "deals_per_process zero": ("deals_per_process", """\
+        [league]
+        deals = 2
+        deals_per_process = 0  # HERE
+        """ + TWO_BOTS),
+    "deals_per_process not an integer": ("deals_per_process", """\
+        [league]
+        deals_per_process = 1.5  # HERE
+        """ + TWO_BOTS),
     "rule flag of the wrong type": ("pyramid", """\
         [rules]
         pyramid = "yes"  # HERE
@@ -418,12 +436,55 @@ def test_config_is_a_value(tmp_path: Path) -> None:
     assert config == load_league(write(tmp_path, ISSUE_EXAMPLE))
 
 
+def test_each_bot_knows_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, """\
+        [league]
+        deals = 2
+
+        [[bots]]
+        name = "a"
+        command = "./a"
+
+        [[bots]]
+        command = "./b"
+        name = "b"
+        [bots.limits]
+        cpu_seconds = 5
+
+        [[bots]]
+        name = "c"
+        remote = true
+        """)
+    config = load_league(path)
+    assert [b.origin for b in config.bots] == [f"{path}:4", f"{path}:8", f"{path}:14"]
+    # Where a bot was given is not part of what it is.
+    assert config == load_league(write(tmp_path, path.read_text().replace("\n\n", "\n")))
+    inline = write(tmp_path, 'bots = [{ name = "a", command = "./a" },\n'
+                             '        { name = "b", command = "./b" }]\n')
+    assert [b.origin for b in load_league(inline).bots] == [f"{inline}:1"] * 2
+
+
+def test_default_concurrency_is_the_cpus_this_process_may_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert available_cpus() == len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
+    assert available_cpus() == 1
+    assert load_league(write(tmp_path, TWO_BOTS)).concurrency == 1
+    monkeypatch.delattr(os, "sched_getaffinity")  # as on macOS
+    monkeypatch.setattr(os, "cpu_count", lambda: 12)
+    assert available_cpus() == 12
+
+
 def test_bot_arguments_from_the_command_line() -> None:
     named = parse_bot_arg("fast=python bot.py --level=3", 0)
     assert named.name == "fast"
     assert named.command.argv == (sys.executable, "bot.py", "--level=3")
     unnamed = parse_bot_arg("python sample_bots/random_bot.py 1", 1)
     assert unnamed.name == "random_bot"
+    assert (named.origin, unnamed.origin) == ("argument 1", "argument 2")
+    assert parse_bot_arg("old=./bot", 1, "OLD").origin == "OLD"
+    assert parse_bot_arg("far=remote", 0, "NEW").origin == "NEW"
     # An "=" inside a command is not a name.
     assert parse_bot_arg("./bot --level=3", 2).command.argv == ("./bot", "--level=3")
     with pytest.raises(SettingsError, match="bot 4"):

@@ -32,7 +32,13 @@ def sprt(tmp_path: Path, new: str, old: str, *args: str) -> tuple[int, dict[str,
     )
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), result.stderr
-    return result.returncode, json.loads(result.stdout)
+    return result.returncode, json.loads(result.stdout, parse_constant=refuse)
+
+
+def refuse(constant: str) -> Any:
+    """Strict JSON: ``Infinity`` and ``NaN`` are not JSON, and a CI script's parser
+    refuses them."""
+    raise ValueError(f"not JSON: {constant}")
 
 
 def test_exit_codes() -> None:
@@ -68,6 +74,17 @@ def test_random_against_random_never_accepts_h1(tmp_path: Path, seed: int) -> No
     assert out["result"] in ("H0", "cap")
     assert out["llr"] < out["bounds"][1]
     assert out["games"] <= 100
+
+
+def test_json_has_no_infinity(tmp_path: Path) -> None:
+    # Every pair won: the Elo estimate and the interval's top are infinite.
+    code, out = sprt(tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
+                     "--max-games", "4", "--seed", "0")
+    assert code == EXIT_CAP
+    assert out["pentanomial"] == [0, 0, 0, 0, 2]
+    assert out["elo"] is None
+    assert out["ci95"][1] is None
+    assert out["los"] == 1.0
 
 
 def test_game_cap(tmp_path: Path) -> None:
@@ -115,6 +132,30 @@ def test_missing_bot_is_not_a_verdict(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "no-such-bot-binary" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_broken_baseline_is_not_a_verdict(tmp_path: Path) -> None:
+    # OLD cannot start: without the bot check it would lose every game and NEW would
+    # pass the gate (H1, exit 0).
+    missing = REPO / "sample_bots" / "no_such_bot.py"
+    args = [str(REFEREE), "sprt", f"new={RANDOM} 1", f"old=python {missing}", "--json",
+            "--elo1", "100", "--alpha", "0.3", "--beta", "0.3", "--concurrency", "1",
+            "--log-dir", str(tmp_path / "logs")]
+    result = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    err = " ".join(result.stderr.split())
+    assert ("OLD: bot 'old' failed the bot check: exited with status 2 before its"
+            " handshake") in err
+    assert f"command: {sys.executable} {missing}" in err
+    assert "can't open file" in err
+    assert "Traceback" not in err
+    # --no-bot-check: the broken bot plays, and forfeits every game.
+    result = subprocess.run([*args, "--no-bot-check"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == EXIT_H1, result.stderr
+    out = json.loads(result.stdout, parse_constant=refuse)
+    assert out["forfeits"] == {"old": {"crash": out["games"]}}
 
 
 async def test_run_sprt_in_process(tmp_path: Path) -> None:
