@@ -1,8 +1,9 @@
 """Playing a league's games on a Dask cluster.
 
 The process that runs ``taki-referee league`` is the *coordinator*: it walks the
-schedule lazily, submits one task per duplicate block, keeps a bounded number of tasks
-in flight, and is the only process that writes the results database, the replays and
+schedule lazily, submits one task per unit of work (the duplicate blocks of one table
+that one set of bot processes plays, as in a local league; ``[league]
+deals_per_process``), keeps a bounded number of tasks in flight, and is the only process that writes the results database, the replays and
 the bot logs. A task runs on a worker: it starts the block's bots there and plays the
 block with the same Trio match runner as a local league
 (``trio.run(play_block, ...)``), then returns the outcomes, the replays (as text) and
