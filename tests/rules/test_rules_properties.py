@@ -246,8 +246,8 @@ def _walk_keys(value: Any, path: str = "") -> list[tuple[str, str]]:
 def hide_differently(state: GameState, seat: int, rng: random.Random, since: int = 0) -> GameState:
     """A state that differs from ``state`` only in what ``seat`` cannot see: the other
     hands and the draw pile dealt anew from the same cards (every hand size kept), the
-    cards of other seats' draws from event ``since`` on rewritten, and another random
-    generator."""
+    cards of other seats' draws from event ``since`` on rewritten, the answers other seats
+    gave in an unresolved +3 Breaker window, and another random generator."""
     other = state.copy()
     others = [p for p in range(state.players) if p != seat]
     pool = list(state.draw_pile)
@@ -266,6 +266,14 @@ def hide_differently(state: GameState, seat: int, rng: random.Random, since: int
         (*e[:4], tuple(rng.choices(deck, k=e[2]))) if e[0] == "draw" and e[1] != seat else e
         for e in state.events[since:]
     ]
+    if state.phase == REACT:
+        answered = [p for p in others if p != state.window_seat and p not in state.reactors]
+        other.breakers = {p for p in answered if rng.random() < 0.5}
+        other.react_declared = {p for p in other.breakers if rng.random() < 0.5}
+        if seat in state.breakers:
+            other.breakers.add(seat)
+        if seat in state.react_declared:
+            other.react_declared.add(seat)
     other.rng = random.Random(rng.getrandbits(64))
     return other
 
