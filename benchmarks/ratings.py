@@ -35,12 +35,15 @@ def synthetic_league(bots: int, games: int, seats: int, seed: int) -> list[GameR
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bots", type=int, default=10)
-    parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--seats", type=int, default=4)
-    parser.add_argument("--resamples", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bots", type=int, default=10, help="bots (default 10)")
+    parser.add_argument("--games", type=int, default=1000, help="games (default 1000)")
+    parser.add_argument("--seats", type=int, default=4, help="players per game (default 4)")
+    parser.add_argument("--resamples", type=int, default=200,
+                        help="bootstrap resamples (default 200)")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     args = parser.parse_args()
+    if not 2 <= args.seats <= args.bots:
+        parser.error(f"--seats must be between 2 and --bots ({args.bots}), got {args.seats}")
     games = synthetic_league(args.bots, args.games, args.seats, args.seed)
     start = time.perf_counter()
     rate(games, resamples=0)

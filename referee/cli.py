@@ -144,7 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument("--dask", metavar="SCHEDULER", default=None,
                         help="play the games on the Dask cluster of this scheduler "
                              "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "
-                             "overrides [league] executor; needs taki-referee[dask]")
+                             "overrides [league] executor; needs the dask extra "
+                             "(pip install -e '.[dask]')")
     _rating_args(league)
     _bot_check_arg(league)
     add_remote_args(league)

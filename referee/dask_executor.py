@@ -3,11 +3,12 @@
 The process that runs ``taki-referee league`` is the *coordinator*: it walks the
 schedule lazily, submits one task per unit of work (the duplicate blocks of one table
 that one set of bot processes plays, as in a local league; ``[league]
-deals_per_process``), keeps a bounded number of tasks in flight, and is the only process that writes the results database, the replays and
-the bot logs. A task runs on a worker: it starts the block's bots there and plays the
-block with the same Trio match runner as a local league
-(``trio.run(play_block, ...)``), then returns the outcomes, the replays (as text) and
-the bot logs (as bytes), since the worker's disk need not be the coordinator's.
+deals_per_process``), keeps a bounded number of tasks in flight, and is the only
+process that writes the results database, the replays and the bot logs. A task runs on
+a worker: it starts the unit's bots there and plays its blocks with the same Trio match
+runner as a local league (``trio.run(play_block, ...)``), then returns the outcomes, the
+replays (as text) and the bot logs (as bytes), since the worker's disk need not be the
+coordinator's.
 
 Every game keeps its schedule id, so a block that runs twice (Dask re-runs the tasks of
 a worker that died; the coordinator re-submits a block a worker could not play) never
@@ -23,7 +24,7 @@ never moves it back to a worker that failed), up to :data:`MAX_ATTEMPTS` attempt
 block; after that, or when every worker has failed, the league stops with a
 :class:`ClusterError` that names the bot, its command and the workers.
 
-Dask is an optional dependency (``pip install 'taki-referee[dask]'``): this module
+Dask is an optional dependency (``pip install -e '.[dask]'`` in the source tree): this module
 imports it only when a league is played on a cluster.
 """
 
@@ -59,7 +60,8 @@ WORKERS_TIMEOUT_S = 60
 #: How often the coordinator checks its connection while it waits for results.
 POLL_S = 5.0
 
-INSTALL_HINT = "pip install 'taki-referee[dask]'"
+#: How to install the extra: the package is installed from its source tree.
+INSTALL_HINT = "pip install -e '.[dask]' in the taki-referee source tree"
 
 
 class ClusterError(Exception):

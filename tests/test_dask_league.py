@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
     ) from None
 
 from referee.dask_executor import (
+    INSTALL_HINT,
     BlockTask,
     ClusterError,
     DaskExecutor,
@@ -593,7 +594,7 @@ def test_dask_option_without_dask(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=tmp_path, timeout=60)
     assert result.returncode == 2, result.stderr
-    assert "pip install 'taki-referee[dask]'" in " ".join(result.stderr.split())
+    assert INSTALL_HINT in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr
     # The league file's executor needs dask too.
     path = league_file(tmp_path, deals=1, league='executor = "dask://localhost:8786"')
@@ -601,4 +602,4 @@ def test_dask_option_without_dask(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=tmp_path, timeout=60)
     assert result.returncode == 2, result.stderr
-    assert "pip install 'taki-referee[dask]'" in " ".join(result.stderr.split())
+    assert INSTALL_HINT in " ".join(result.stderr.split())
