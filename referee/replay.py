@@ -13,10 +13,19 @@ from typing import Any
 
 import attrs
 
-from .rules import Action, GameResult, GameState, IllegalActionError, Rules, new_game
+from .rules import (
+    RULES_REVISION,
+    Action,
+    GameResult,
+    GameState,
+    IllegalActionError,
+    Rules,
+    new_game,
+)
 
 FORMAT = "taki-replay"
-VERSION = 1
+#: Version 2 adds ``rules_revision``; a version 1 replay was played by revision 1.
+VERSION = 2
 
 
 class ReplayError(Exception):
@@ -69,6 +78,7 @@ class Replay:
         return {
             "format": FORMAT,
             "version": VERSION,
+            "rules_revision": RULES_REVISION,
             "game_id": self.game_id,
             "seed": self.seed,
             "rules": self.rules.to_wire(),
@@ -82,8 +92,16 @@ class Replay:
     def from_wire(cls, data: Any) -> Replay:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ReplayError("not a taki replay (missing \"format\": \"taki-replay\")")
-        if data.get("version") != VERSION:
-            raise ReplayError(f"unsupported replay version {data.get('version')!r}")
+        version = data.get("version")
+        if version not in (1, VERSION):
+            raise ReplayError(f"unsupported replay version {version!r}")
+        revision = data.get("rules_revision", 1 if version == 1 else None)
+        if revision != RULES_REVISION:
+            raise ReplayError(
+                f"the replay was played under rules revision {revision!r}, and this referee"
+                f" plays revision {RULES_REVISION} (RULES.md, \"Revisions\"): the same"
+                " actions may play out differently, so it cannot be re-played here"
+            )
         try:
             return cls(
                 game_id=str(data["game_id"]),

@@ -19,7 +19,7 @@ import attrs
 
 from .clock import TimeControl
 from .process import BotCommand, ResourceLimits
-from .rules import PRESETS, Rules
+from .rules import PRESETS, RULES_REVISION, Rules
 
 #: An interpreter name that, as the first word of a bot command, means the referee's
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
@@ -166,7 +166,7 @@ class LeagueConfig:
         names = ",".join(b.name for b in self.bots)
         return (
             f"bots={names};table_size={self.table_size};deals={self.deals};seed={self.seed};"
-            f"rules={sorted(self.rules.to_wire().items())}"
+            f"rules={sorted(self.rules.to_wire().items())};rules_revision={RULES_REVISION}"
         )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.rules import RULES_REVISION
 from referee.settings import (
     LeagueConfig,
     SettingsError,
@@ -17,6 +18,7 @@ from referee.settings import (
     load_league,
     parse_bot_arg,
 )
+from referee.store import ResultStore, StoreError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -165,6 +167,15 @@ def test_identity_covers_what_decides_the_games(tmp_path: Path) -> None:
     other = ISSUE_EXAMPLE.replace("concurrency = 2", "concurrency = 1").replace(
         "move_ms = 1000", "move_ms = 2000")
     assert load_league(write(tmp_path, other)).identity() == base.identity()
+    # The engine's rules revision decides the games too: a database of another revision
+    # is refused, with what differs.
+    assert f"rules_revision={RULES_REVISION}" in base.identity()
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.bind("league", base.identity().replace(
+            f"rules_revision={RULES_REVISION}", f"rules_revision={RULES_REVISION - 1}"))
+        with pytest.raises(StoreError, match=f"rules_revision: {RULES_REVISION - 1} in the"
+                                             f" database, {RULES_REVISION} now"):
+            store.bind("league", base.identity())
 
 
 # Each bad file marks the line the error must name with "# HERE"; the key is the

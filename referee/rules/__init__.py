@@ -9,7 +9,7 @@
 
 from . import cards
 from .actions import Action
-from .config import PRESETS, Rules, Scoring
+from .config import PRESETS, RULES_REVISION, Rules, Scoring
 from .errors import GameOverError, IllegalActionError, RulesError
 from .phases import PHASE_NAMES
 from .results import Forfeit, GameResult
@@ -19,6 +19,7 @@ from .view import event_for, view
 __all__ = [
     "PHASE_NAMES",
     "PRESETS",
+    "RULES_REVISION",
     "Action",
     "Forfeit",
     "GameOverError",

@@ -15,6 +15,12 @@ from . import cards
 
 DECKS = ("super-taki-2018", "super-taki-classic")
 
+#: The revision of what the engine does with a game's actions. It grows with every change
+#: that can make the same deal and actions play out differently, so that replays and
+#: league databases of another revision are refused rather than mixed (RULES.md,
+#: "Revisions").
+RULES_REVISION = 2
+
 
 @attrs.frozen
 class Scoring:
@@ -40,7 +46,7 @@ class Rules:
     hand_size: int = attrs.field(default=8, validator=attrs.validators.ge(1))
     #: R5: allow drawing while holding a legal play.
     voluntary_draw: bool = False
-    #: Variant: two Crazy Cards (every hand passes to the neighbour in a chosen direction).
+    #: Variant: two Crazy Cards (every hand passes to the next seat in the current direction).
     crazy_card: bool = False
     #: Variant: the old "+3 rule" (a 3 and a Plus of one color played together).
     plus3_rule: bool = False
