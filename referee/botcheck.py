@@ -153,10 +153,12 @@ async def check_bots(
     return failures
 
 
-async def require_bots(bots: Sequence[BotSpec], time: TimeControl) -> None:
-    """Check the bots; raise an exception group of one :class:`BotCheckError` per
-    failing bot (the command line prints each, and exits with status 2)."""
-    failures = await check_bots(bots, time)
+async def require_bots(bots: Sequence[BotSpec], time: TimeControl, *, limit: int) -> None:
+    """Check the bots, at most ``limit`` at a time (what the run itself would start at
+    once, so that the check never asks more of the machine than the run); raise an
+    exception group of one :class:`BotCheckError` per failing bot (the command line
+    prints each, and exits with status 2)."""
+    failures = await check_bots(bots, time, limit=limit)
     if failures:
         raise ExceptionGroup(
             f"{len(failures)} bot(s) failed the bot check",

@@ -39,7 +39,7 @@ from taki_protocol import (
 
 from . import __version__
 from .faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
-from .process import RECEIVE_CHUNK_BYTES, BotProcess, open_bot_process
+from .process import RECEIVE_CHUNK_BYTES, open_bot_process
 from .settings import BotSpec
 
 REFEREE_ID = f"taki-referee {__version__}"
@@ -79,6 +79,11 @@ class BotTransport(Protocol):
     ) -> bytes:
         """Some bytes from the bot; ``b""`` at the end of its output. Raises
         :class:`trio.TooSlowError` when nothing arrived by ``deadline`` (Trio's clock)."""
+
+    async def close_input(self) -> None:
+        """Tell the bot nothing more will be written (it reads end of file) while its
+        output stays open, when the transport can (a process's stdin is closed); else
+        do nothing. Raises BotCrashed when the stream is broken."""
 
     async def wait(self) -> int:
         """Wait until the bot is gone (exited, or closed its connection)."""
@@ -256,9 +261,10 @@ class BotConnection:
     async def fail(self, fault: BotFault) -> None:
         """Tell the bot why it forfeits (when its input is still open), then stop it.
 
-        After the ``error`` message the bot's input is closed, and the bot has what is
-        left of :data:`GOODBYE_S` to read the message and exit by itself (PROTOCOL.md,
-        section 3.6), so that the message reaches it before the kill does."""
+        After the ``error`` message the bot's input is closed (``close_input`` of the
+        transport), and the bot has what is left of :data:`GOODBYE_S` to read the
+        message and exit by itself (PROTOCOL.md, section 3.6), so that the message
+        reaches it before the kill does."""
         cut = self.fault is not None  # only a send that timed out sets it before
         self.fault = fault
         if self.process.returncode is None and not cut:
@@ -268,8 +274,7 @@ class BotConnection:
                 message = Error(reason=reason, message=fault.public_detail)
                 await self.send(message, GOODBYE_S)
                 with trio.move_on_at(goodbye_by):
-                    if isinstance(self.process, BotProcess):
-                        await self.process.close_stdin()
+                    await self.process.close_input()
                     await self.process.wait()
         await self.process.kill()
 

@@ -119,7 +119,8 @@ async def run_league_command(args: argparse.Namespace) -> int:
     if not args.no_bot_check and not isinstance(executor, DaskExecutor):
         # Before the database is opened: a league whose bots cannot start stores
         # nothing. On Dask the bots need only exist on the workers, which check them.
-        await require_bots(config.bots, config.time)
+        await require_bots(config.bots, config.time,
+                           limit=config.concurrency * config.table_size)
     try:
         store = ResultStore(args.db)
     except StoreError as exc:

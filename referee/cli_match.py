@@ -149,7 +149,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     )
     schedule = match_games(names, games, args.seed)
     if not args.no_bot_check:
-        await require_bots(bots, time)
+        await require_bots(bots, time, limit=len(bots))
     console = Console()
     async with remote_seats(args, bots) as seats:
         with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:

@@ -45,7 +45,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     concurrency = args.concurrency or available_cpus()
     if not args.no_bot_check:
         # A baseline that cannot start would lose every game: H1 for a broken OLD.
-        await require_bots([new, old], time)
+        await require_bots([new, old], time, limit=2)
     err = Console(stderr=True)
     show = sys.stderr.isatty() and not args.json
 
@@ -58,6 +58,15 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
                       f"[{sprt.lower:+.2f}, {sprt.upper:+.2f}]", end="\r")
 
     async with remote_seats(args, [new, old]) as seats:
+        if seats is not None:
+            # As with the bot check: a remote NEW or OLD that never joins would forfeit
+            # every game, and the test would reach a verdict on forfeits alone.
+            absent = await seats.wait_until_joined(seats.join_timeout_s)
+            if absent:
+                raise UsageError(
+                    f"remote bot(s) {', '.join(absent)} did not join within"
+                    f" {seats.join_timeout_s:g} s; no game was played"
+                )
         outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
                                  seed=args.seed, concurrency=concurrency, on_pair=on_pair,
                                  remote=seats)

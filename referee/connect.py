@@ -299,7 +299,7 @@ async def _relay(stream: trio.abc.Stream, bot: BotProcess, watcher: _Watcher) ->
                 return  # the other direction sees the bot's end
         # The referee has gone: the bot reads end of file, and has a moment to exit.
         with contextlib.suppress(*_BROKEN):
-            await bot.close_stdin()
+            await bot.close_input()
         with trio.move_on_after(BOT_EXIT_WAIT_S):
             await bot.wait()
         cancel.cancel()

@@ -57,7 +57,8 @@ MAX_ATTEMPTS = 3
 #: How long to wait for the scheduler to answer, and then for a first worker.
 CONNECT_TIMEOUT_S = 10
 WORKERS_TIMEOUT_S = 60
-#: How often the coordinator checks its connection while it waits for results.
+#: How often the coordinator checks its connection to the scheduler and looks for tasks
+#: stranded on workers that have left, whether or not results keep arriving.
 POLL_S = 5.0
 
 #: How to install the extra: the package is installed from its source tree.
@@ -384,6 +385,7 @@ class _Coordinator:
 
         source = iter(blocks)
         exhausted = False
+        next_check = trio.current_time() + POLL_S
         while True:
             while len(self.in_flight) < limit:
                 if self.retry:
@@ -402,14 +404,17 @@ class _Coordinator:
             if not self.in_flight:
                 return
             done = None
-            with trio.move_on_after(POLL_S):
+            with trio.move_on_at(next_check):
                 done = await receive.receive()
-            if done is None:
+            if done is not None and done in self.in_flight:
+                # (Not in flight: a stranded task that was re-submitted.)
+                await self._settle(done, self.in_flight.pop(done))
+            # Every POLL_S, whether or not tasks finish meanwhile: a stranded task must
+            # not hold its place while the others keep the results coming.
+            if trio.current_time() >= next_check:
                 self._check_connection()
                 await self._reroute_stranded()
-                continue
-            if done in self.in_flight:  # else a stranded task that was re-submitted
-                await self._settle(done, self.in_flight.pop(done))
+                next_check = trio.current_time() + POLL_S
 
     def _check_connection(self) -> None:
         if self.client.status not in ("running", "connecting"):
@@ -430,7 +435,8 @@ class _Coordinator:
             assert attempt.allowed is not None
             if live.isdisjoint(attempt.allowed):
                 del self.in_flight[future]
-                future.cancel()
+                # Cancelling waits for the scheduler: never on the Trio thread.
+                await trio.to_thread.run_sync(future.cancel)
                 self.retry.append(attempt)
 
     def _threads(self) -> int:

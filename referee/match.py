@@ -117,6 +117,18 @@ def replay_path(replay_dir: Path, game_id: str) -> Path:
     return replay_dir / f"{name}.json"
 
 
+def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
+    """The fault that forfeits a bot that stopped in an earlier game and is not brought
+    back (restarts are off): ``said`` so, then why it stopped, its fault or else how it
+    ended. The detail keeps what that fault's detail keeps (a local bot's last stderr
+    lines); the bots are told only its public part."""
+    why = conn.fault if conn.fault is not None else conn.crashed()
+    return BotCrashed(
+        f"{said} ({why.reason}: {why.detail})",
+        public=f"{said} ({why.reason}: {why.public_detail})",
+    )
+
+
 class BotSlot:
     """One bot of a match: its process, started on demand and restarted after a
     crash when the settings allow it.
@@ -145,11 +157,8 @@ class BotSlot:
         if conn is not None and conn.alive:
             return conn
         if conn is not None and not self.settings.restart:
-            why = conn.fault if conn.fault is not None else conn.crashed()
-            said = "the bot is not restarted after it stopped in an earlier game"
-            return BotCrashed(
-                f"{said} ({why.reason}: {why.detail})",
-                public=f"{said} ({why.reason}: {why.public_detail})",
+            return _stopped_earlier(
+                conn, "the bot is not restarted after it stopped in an earlier game"
             )
         self.stop()
         log_dir = self.settings.log_dir
@@ -214,10 +223,9 @@ class RemoteBotSlot:
         if conn is not None:
             await conn.process.kill()  # whatever is left of the connection
             if not self.settings.restart:
-                why = conn.fault if conn.fault is not None else BotCrashed(conn.describe_exit())
-                return BotCrashed(
-                    f"the bot is not waited for after its connection ended in an earlier"
-                    f" game ({why.reason}: {why.detail})"
+                return _stopped_earlier(
+                    conn,
+                    "the bot is not waited for after its connection ended in an earlier game",
                 )
             self.conn = None
         conn = await self.seats.take(self.spec.name, join_by)

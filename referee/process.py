@@ -523,7 +523,7 @@ class BotProcess:
             except OSError as exc:  # as Trio's own receive_some reports it
                 raise trio.BrokenResourceError(str(exc)) from exc
 
-    async def close_stdin(self) -> None:
+    async def close_input(self) -> None:
         """Close the bot's stdin so that it reads end of file."""
         await self._stdin.aclose()
 

@@ -367,6 +367,16 @@ class StreamTransport:
             self._end("closed the connection")
         return bytes(data)
 
+    async def close_input(self) -> None:
+        """Half-close the connection where the stream allows it (plain TCP): the bot
+        reads end of file while the referee can still see it close its end. TLS has no
+        half-close, so over TLS this does nothing (the connection stays open until
+        :meth:`kill`)."""
+        if self._ended is not None or not isinstance(self.stream, trio.abc.HalfCloseableStream):
+            return
+        with self._io("cannot close the bot's input"):
+            await self.stream.send_eof()
+
     async def wait(self) -> int:
         """Wait for the bot to close the connection, dropping what it still sends."""
         with contextlib.suppress(BotCrashed):
@@ -653,6 +663,19 @@ class RemoteSeats:
             if scope.cancelled_caught and name not in self._idle:
                 log.warning("remote bot %s did not join within %g s: its games forfeit"
                             " without waiting until it joins", name, self.join_timeout_s)
+
+    async def wait_until_joined(self, timeout_s: float) -> list[str]:
+        """Wait until every seat's bot has joined, for at most ``timeout_s``; the seats
+        still missing then (an empty list when all joined). Their games are not touched:
+        a run that cannot do without them stops before its first game."""
+
+        def missing() -> list[str]:
+            return [n for n in self.tokens if n not in self._idle and not self.connected(n)]
+
+        with trio.move_on_after(timeout_s):
+            while missing():
+                await self._arrival[missing()[0]].wait()
+        return missing()
 
     def give_back(self, name: str, conn: BotConnection) -> None:
         """A game's block is done with the seat's connection: keep it for the next."""

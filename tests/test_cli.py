@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonout import strict_json
 
 from referee.cli import main
 from referee.store import GameRecord, ResultStore, SeatRecord
@@ -78,15 +79,6 @@ def test_match_seats_rotate_with_three_bots(
     assert seatings[1] == ["random_bot-2", "greedy_bot", "random_bot"]
     assert seatings[2] == ["greedy_bot", "random_bot", "random_bot-2"]
     assert len({g["seed"] for g in games}) == 1
-
-
-def strict_json(text: str) -> Any:
-    """Parse ``text`` as strict JSON: ``Infinity``, ``-Infinity`` and ``NaN`` fail."""
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"not JSON: {constant}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def test_match_checks_its_bots_first(tmp_path: Path) -> None:

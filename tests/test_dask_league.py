@@ -4,7 +4,6 @@ restarted, bots that workers cannot start, and results delivered twice."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sqlite3
@@ -12,13 +11,14 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 import trio
+from jsonout import strict_json
 
 try:
     from distributed import Client
@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
 
 from referee.dask_executor import (
     INSTALL_HINT,
+    BlockResult,
     BlockTask,
     ClusterError,
     DaskExecutor,
@@ -284,7 +285,7 @@ def test_killed_coordinator_resumes(
     with referee(*args, cwd=tmp_path) as second:
         out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err.decode()
-    assert json.loads(out)["games"] == total
+    assert strict_json(out)["games"] == total
     check_exactly_once(db, {g.game_id for block in pending_blocks(config, set()) for g in block})
 
 
@@ -535,6 +536,88 @@ async def test_a_task_stranded_on_departed_workers_is_resubmitted(tmp_path: Path
     assert [f.cancelled for f in futures] == [True, False, False]
     assert coordinator.retry == [stranded]
     assert list(coordinator.in_flight.values()) == [waiting, free]
+
+
+class FakeFuture:
+    """A Dask future that the test finishes."""
+
+    def __init__(self, block: str) -> None:
+        self.block = block
+        self.status = "pending"
+        self.callbacks: list[Callable[[FakeFuture], None]] = []
+
+    def add_done_callback(self, callback: Callable[[FakeFuture], None]) -> None:
+        self.callbacks.append(callback)
+
+    def finish(self, status: str) -> None:
+        self.status = status
+        for callback in self.callbacks:
+            callback(self)
+
+    def cancel(self) -> None:
+        self.finish("cancelled")
+
+    def result(self) -> BlockResult:
+        return BlockResult(self.block, "tcp://w2:1", ())
+
+
+class BusyClient:
+    """A cluster that keeps finishing tasks, one every 50 ms, while worker w1 leaves as
+    soon as a task restricted to it is submitted (and w2 joins)."""
+
+    status = "running"
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+        self.workers = ["tcp://w1:1", "tcp://w3:1"]
+        #: (block, the workers it may run on) of each submission, in order.
+        self.submitted: list[tuple[str, list[str] | None]] = []
+        self.futures: list[FakeFuture] = []
+
+    def nthreads(self) -> dict[str, int]:
+        return dict.fromkeys(self.workers, 1)
+
+    def submit(self, fn: Any, task: BlockTask, *, workers: list[str] | None,
+               **options: Any) -> FakeFuture:
+        future = FakeFuture(task.block)
+        self.submitted.append((task.block, workers))
+        self.futures.append(future)
+        if workers == ["tcp://w1:1"]:
+            self.workers = ["tcp://w2:1", "tcp://w3:1"]
+        else:
+            self.nursery.start_soon(self._finish_soon, future)
+        return future
+
+    async def _finish_soon(self, future: FakeFuture) -> None:
+        await trio.sleep(0.05)
+        future.finish("finished")
+
+
+async def test_a_stranded_task_is_resubmitted_while_other_tasks_keep_finishing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check for stranded tasks has a timer of its own: it does not wait for the
+    cluster to fall quiet."""
+    monkeypatch.setattr("referee.dask_executor.POLL_S", 0.2)
+    config = load_league(league_file(tmp_path, deals=1))
+    job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                    lambda _: True, lambda _: False)
+    games = next(pending_blocks(config, set()))
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            client = BusyClient(nursery)
+            coordinator = _Coordinator(DaskExecutor("127.0.0.1:1", in_flight=2), client, job)
+            # A block whose bot w3 could not start: it may run on w1 only, which leaves.
+            coordinator.retry = [_Attempt("stranded", games, failed_workers={"tcp://w3:1"})]
+            await coordinator.run(iter([games] * 40))
+    assert len(client.submitted) == 42
+    sent = [(i, workers) for i, (block, workers) in enumerate(client.submitted)
+            if block == "stranded"]
+    assert [workers for _, workers in sent] == [["tcp://w1:1"], ["tcp://w2:1"]]
+    assert client.futures[0].status == "cancelled"
+    # One 50 ms task at a time runs beside the stranded one: its re-submission after
+    # 0.2 s comes long before the 40 other tasks (2 s or more) are done.
+    assert sent[1][0] < len(client.submitted) - 10, sent
 
 
 def test_bots_travel_as_plain_values(tmp_path: Path) -> None:

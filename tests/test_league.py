@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import psutil
 import pytest
+from jsonout import strict_json
 
 from referee.league import deals_per_unit, league_size, pending_blocks, rated_games, run_league
 from referee.ratings import rate
@@ -366,13 +367,8 @@ def test_no_bot_check_lets_a_broken_bot_forfeit(tmp_path: Path) -> None:
     assert not db.exists()
     result = league_cli(*args, "--no-bot-check", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout, parse_constant=refuse)
+    report = strict_json(result.stdout)
     assert report["forfeits"] == {"crasher": {"crash": 2}}
-
-
-def refuse(constant: str) -> float:
-    """Strict JSON: a parser that meets ``Infinity`` or ``NaN`` fails."""
-    raise ValueError(f"not JSON: {constant}")
 
 
 def test_league_rating_options(tmp_path: Path) -> None:
@@ -391,7 +387,7 @@ def test_league_rating_options(tmp_path: Path) -> None:
     result = league_cli(str(path), *common, "--anchor", "random1", "--anchor-elo", "1000",
                         cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout, parse_constant=refuse)
+    report = strict_json(result.stdout)
     assert report["games"] == 12
     assert {r["bot"]: r["elo"] for r in report["ratings"]}["random1"] == 1000
     # The same figures as `ratings` with the same options, with and without a prior.
@@ -401,9 +397,9 @@ def test_league_rating_options(tmp_path: Path) -> None:
         ratings = subprocess.run([str(REFEREE), "ratings", str(db), "--json", *options],
                                  capture_output=True, text=True, timeout=60)
         assert ratings.returncode == 0, ratings.stderr
-        expected = json.loads(ratings.stdout, parse_constant=refuse)
+        expected = strict_json(ratings.stdout)
         del expected["los"]
-        assert json.loads(league.stdout, parse_constant=refuse) == expected
+        assert strict_json(league.stdout) == expected
 
 
 async def test_deals_per_process_bounds_what_one_bot_process_plays(tmp_path: Path) -> None:

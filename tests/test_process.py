@@ -254,7 +254,7 @@ async def test_echo_round_trip() -> None:
                 await bot.send(payload)
         assert bytes(received) == payload
 
-        await bot.close_stdin()
+        await bot.close_input()
         with trio.fail_after(2):
             assert await bot.receive_some() == b""
             assert await bot.wait() == 0

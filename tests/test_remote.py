@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
-import json
 import logging
 import os
 import selectors
@@ -30,13 +29,16 @@ import msgpack
 import psutil
 import pytest
 import trio
+from jsonout import strict_json
 from processes import live_children
 from taki_protocol import BotHello, Error, pack_message, unpack_message
 
+from referee.bots import GOODBYE_S, BotConnection
 from referee.cli import main
 from referee.cli_match import match_games
 from referee.clock import TimeControl
 from referee.connect import ConnectError, client_tls_context, connect_bot
+from referee.faults import BotTimeout
 from referee.league import run_league
 from referee.match import GameOutcome, MatchSettings, play_block
 from referee.process import BotCommand
@@ -47,6 +49,7 @@ from referee.remote import (
     RateLimiter,
     RemoteSeats,
     RemoteSetupError,
+    StreamTransport,
     open_remote_seats,
     parse_address,
     server_tls_context,
@@ -304,6 +307,25 @@ async def test_dropped_seat_is_waited_for_once(
     assert seats.joined == 1 and client.error is not None
 
 
+async def test_dropped_seat_is_not_waited_for_when_restart_is_off(tmp_path: Path) -> None:
+    """With restarts off, a bot whose connection ended in a game forfeits the later games
+    at once, with the fault that ended it."""
+    client = Client()
+    async with far_seat(join_timeout_s=30) as (nursery, seats):
+        nursery.start_soon(client.run, seats, "far", hostile_command("exit_mid_game", "2"))
+        outcomes = await play_block(
+            match_games(["random1", "far"], 3, seed=3), [random_bot(1), remote("far")],
+            settings(tmp_path, restart=False), match_name="m", remote=seats,
+        )
+    first = far_forfeit(outcomes[0])
+    assert first is not None and first[0] == "crash"
+    said = "the bot is not waited for after its connection ended in an earlier game"
+    for outcome in outcomes[1:]:
+        assert far_forfeit(outcome) == ("crash", f"{said} (crash: {first[1]})")
+        assert outcome.actions == 0
+    assert seats.joined == 1
+
+
 @pytest.mark.parametrize(
     ("script", "args", "reason"),
     [("exit_mid_game", ("2",), "crash"), ("sleep_forever", ("2",), "timeout")],
@@ -332,6 +354,75 @@ async def test_dropped_or_silent_remote_forfeits_then_rejoins(
     if reason == "timeout":
         assert "forfeited the bot (timeout)" in str(first.error)
     assert seats.joined == 2
+
+
+# ------------------------------------------------------------------ the goodbye
+
+
+class WithoutHalfClose(trio.abc.Stream):
+    """A stream that cannot half-close, as TLS cannot."""
+
+    def __init__(self, inner: trio.abc.Stream) -> None:
+        self.inner = inner
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def forfeit_a_bot_that_reads_to_the_end(
+    wrap: Callable[[trio.SocketStream], trio.abc.Stream],
+) -> tuple[StreamTransport, bytes, float]:
+    """Forfeit a remote bot that reads until end of file and then closes its end; the
+    transport, what the bot read, and how long the forfeit took."""
+    ours, theirs = (trio.SocketStream(s) for s in trio.socket.socketpair())
+    transport = StreamTransport(wrap(ours), ours, "a test peer")
+    conn = BotConnection("far", transport)
+    received = bytearray()
+
+    async def bot() -> None:
+        while data := await theirs.receive_some():
+            received.extend(data)
+        await theirs.aclose()
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(bot)
+            start = trio.current_time()
+            await conn.fail(BotTimeout("no answer within 1000 ms"))
+            took = trio.current_time() - start
+    return transport, bytes(received), took
+
+
+ERROR = Error(reason="timeout", message="no answer within 1000 ms")
+
+
+async def test_a_forfeited_remote_bot_reads_end_of_file_after_its_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On plain TCP the error is followed by end of file, as on a local bot's stdin: the
+    bot that reads on until its input ends is not cut off, it closes the connection."""
+    monkeypatch.setattr("referee.bots.GOODBYE_S", 30.0)  # only the end of file ends it
+    transport, received, _ = await forfeit_a_bot_that_reads_to_the_end(lambda s: s)
+    assert unpack_message(received) == ERROR
+    assert transport.status() == "closed the connection"
+
+
+async def test_without_half_close_a_forfeit_still_ends_within_the_goodbye() -> None:
+    """Over a stream that cannot half-close (TLS) the bot gets its error, and the
+    connection is closed when the goodbye time is over."""
+    transport, received, took = await forfeit_a_bot_that_reads_to_the_end(WithoutHalfClose)
+    assert unpack_message(received) == ERROR
+    assert transport.status() == "was disconnected by the referee"
+    assert GOODBYE_S <= took < GOODBYE_S + 1.5
 
 
 def league_file(path: Path, far: str) -> Path:
@@ -701,7 +792,7 @@ class RefereeCommand:
         assert self.process.returncode == 0, self.log()
         for client, error in zip(self.clients, errors, strict=True):
             assert client.returncode == 0, error
-        games: list[dict[str, Any]] = json.loads(out)["games"]
+        games: list[dict[str, Any]] = strict_json(out)["games"]
         assert len(games) == 2
         for game in games:
             assert all(p["forfeit"] is None for p in game["players"]), game

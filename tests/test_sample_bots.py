@@ -6,15 +6,19 @@ fails these tests rather than skipping them.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonout import strict_json
+
+from referee.replay import Replay, replay_states
+from referee.rules import GameState, cards
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS_DIR = REPO / "sample_bots"
@@ -95,7 +99,7 @@ def play_match(
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    result: list[dict[str, Any]] = json.loads(proc.stdout)["games"]
+    result: list[dict[str, Any]] = strict_json(proc.stdout)["games"]
     assert len(result) == games
     return result
 
@@ -151,6 +155,33 @@ def test_all_sample_bots_play_every_variant(
     bots = [*PYTHON_BOTS.values(), js_bot, c_bot]
     games = play_match(bots, 2, tmp_path, VARIANTS[variant])
     check_games(games, {"random", "greedy", "js", "c"}, tmp_path)
+    check_variant(variant, games)
+
+
+def every_card(state: GameState) -> Counter[int]:
+    """Every card of a game: the draw pile, the discard pile and the hands."""
+    held = (card for seat in range(state.players) for card in state.hand(seat))
+    return Counter([*state.draw_pile, *state.discard, *held])
+
+
+def check_variant(variant: str, games: list[dict[str, Any]]) -> None:
+    """The variant was in effect in every game, as its replay shows: its flag is in the
+    game's rules, and whatever it must change in any finished game did change."""
+    for game in games:
+        replay = Replay.load(Path(game["replay"]))
+        assert getattr(replay.rules, variant) is True, replay.rules
+        end = replay_states(replay)
+        if variant == "crazy_card":
+            dealt = every_card(replay.new_game())
+            assert (dealt.total(), dealt[cards.CRAZY]) == (118, 2)
+            assert every_card(end) == dealt  # the game played with that deck
+        elif variant == "plus3_rule":
+            assert replay.rules.deck == "super-taki-classic"
+        elif variant == "pyramid":
+            assert replay.result is not None and replay.result["stages"] is not None
+            if game["end"] == "win":  # the winner went down every stage to the last
+                stages = [e[2] for e in end.events if e[0] == "stage" and e[1] == end.winner]
+                assert stages == list(range(replay.rules.hand_size - 1, 0, -1)), end.events
 
 
 @pytest.mark.parametrize("mode", [[], ["--processes"]])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonout import strict_json
 
 from referee.cli import main
 from referee.match import MatchSettings
@@ -32,13 +33,7 @@ def sprt(tmp_path: Path, new: str, old: str, *args: str) -> tuple[int, dict[str,
     )
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), result.stderr
-    return result.returncode, json.loads(result.stdout, parse_constant=refuse)
-
-
-def refuse(constant: str) -> Any:
-    """Strict JSON: ``Infinity`` and ``NaN`` are not JSON, and a CI script's parser
-    refuses them."""
-    raise ValueError(f"not JSON: {constant}")
+    return result.returncode, strict_json(result.stdout)
 
 
 def test_exit_codes() -> None:
@@ -154,8 +149,57 @@ def test_a_broken_baseline_is_not_a_verdict(tmp_path: Path) -> None:
     result = subprocess.run([*args, "--no-bot-check"], capture_output=True, text=True,
                             cwd=tmp_path, timeout=60)
     assert result.returncode == EXIT_H1, result.stderr
-    out = json.loads(result.stdout, parse_constant=refuse)
+    out = strict_json(result.stdout)
     assert out["forfeits"] == {"old": {"crash": out["games"]}}
+
+
+def test_a_remote_baseline_that_never_joins_is_not_a_verdict(tmp_path: Path) -> None:
+    # Each game would forfeit OLD at once after the first join timeout: H1 within
+    # seconds. The run waits for it once, then stops as the bot check does.
+    args = [str(REFEREE), "sprt", f"new={RANDOM} 1", "old=remote", "--json",
+            "--listen", "127.0.0.1:0", "--tokens", str(tmp_path / "tokens"),
+            "--join-timeout", "1", "--log-dir", str(tmp_path / "logs")]
+    result = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert "remote bot(s) old did not join within 1 s; no game was played" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_remote_baseline_that_joins_late_is_waited_for(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    referee = subprocess.Popen(
+        [str(REFEREE), "sprt", f"new={GREEDY}", "old=remote", "--json",
+         "--listen", "127.0.0.1:0", "--tokens", str(tokens), "--join-timeout", "60",
+         "--elo1", "100", "--alpha", "0.3", "--beta", "0.3", "--max-games", "20",
+         "--log-dir", str(tmp_path / "logs")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    try:
+        for _ in range(300):  # the tokens file appears once the referee listens
+            if tokens.exists() and tokens.read_text().strip():
+                break
+            time.sleep(0.05)
+        token = tokens.read_text().split()[1]
+        err = ""
+        for _ in range(100):  # and the listening address is in its log
+            line = referee.stderr.readline() if referee.stderr else ""
+            err += line
+            if "connect " in line and "--token" in line:
+                break
+        address = err.split("taki-referee connect ")[1].split()[0]
+        time.sleep(1)  # join a second late: the run must still be waiting
+        bot = subprocess.run(
+            [str(REFEREE), "connect", address, "--token", token, "--", *RANDOM.split(), "2"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        )
+        out, rest = referee.communicate(timeout=120)
+    finally:
+        referee.kill()
+    assert referee.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), err + rest
+    assert bot.returncode == 0, bot.stderr
+    result = strict_json(out)
+    assert result["games"] >= 2 and result["forfeits"] == {}
 
 
 async def test_run_sprt_in_process(tmp_path: Path) -> None:
