@@ -178,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
         "connect", help="play a local bot on a remote referee's seat (docs/remote.md)",
         description="Connect to a referee that listens for remote bots, authenticate with "
                     "the seat's token, start the bot and relay its conversation. Exit status "
-                    "0 when the referee ends the session with shutdown, 1 otherwise.",
+                    "0 when the referee ends the session with shutdown, 2 for a mistake on "
+                    "the command line, 1 otherwise.",
     )
     connect.add_argument("address", metavar="HOST:PORT", help="the referee's --listen address")
     connect.add_argument("--token", default=None,
