@@ -291,15 +291,20 @@ def _replay_verify(args: argparse.Namespace) -> int:
     out = Console(soft_wrap=True)
     failures = 0
     for path in args.files:
+        # Each file on its own: whatever one holds, the next ones are still checked.
         try:
             result = verify(Replay.load(path))
         except ReplayError as exc:
-            failures += 1
-            out.print(f"[red]FAIL[/] {escape(str(path))}: {escape(str(exc))}", highlight=False)
+            problem = str(exc)
+        except Exception as exc:  # a replay that the checks of Replay.load let through
+            problem = f"unexpected {type(exc).__name__}: {exc}"
+        else:
+            winner = "no winner" if result.winner is None else f"seat {result.winner} wins"
+            out.print(f"[green]ok[/]   {escape(str(path))}: {winner} after {result.actions}"
+                      " actions", highlight=False)
             continue
-        winner = "no winner" if result.winner is None else f"seat {result.winner} wins"
-        out.print(f"[green]ok[/]   {escape(str(path))}: {winner} after {result.actions} actions",
-                  highlight=False)
+        failures += 1
+        out.print(f"[red]FAIL[/] {escape(str(path))}: {escape(problem)}", highlight=False)
     return 1 if failures else 0
 
 

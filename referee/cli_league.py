@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .botcheck import require_bots
-from .cli_match import print_json, progress_bar
+from .cli_match import print_json, progress_bar, require_directories
 from .cli_remote import remote_seats
 from .dask_executor import ClusterError, DaskExecutor
 from .league import Executor, executor_for, league_size, rated_games, run_league
@@ -110,6 +110,7 @@ def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
 async def run_league_command(args: argparse.Namespace) -> int:
     config = load_league(args.file)
     _check_rating_args(args, [b.name for b in config.bots])
+    require_directories(("--log-dir", args.log_dir))
     if args.dask is not None and any(b.remote for b in config.bots):
         from .cli import UsageError
 
@@ -162,7 +163,7 @@ def ratings_command(args: argparse.Namespace) -> int:
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")
     try:
-        with ResultStore(args.db) as store:
+        with ResultStore(args.db, readonly=True) as store:
             report = _rate(store, args)
             games = store.game_count()
             forfeits = store.forfeit_counts()

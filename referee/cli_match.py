@@ -9,6 +9,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -20,28 +21,47 @@ from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import GameOutcome, MatchSettings, play_block
 from .rules import Rules
+from .rules.config import DealError
 from .schedule import ScheduledGame, derive_seed, rotate
-from .settings import BotSpec, parse_bot_arg, unique_names
+from .settings import BotSpec, directory_error, parse_bot_arg, unique_names
 
 
-def match_games(names: Sequence[str], games: int, seed: int) -> list[ScheduledGame]:
+def match_games(names: Sequence[str], games: int, seed: int) -> Iterator[ScheduledGame]:
     """Game ``i`` deals deck ``i // n`` with the bots rotated ``i % n`` seats, so every
-    ``n`` consecutive games replay one deal from every seat."""
+    ``n`` consecutive games replay one deal from every seat. The games are made one at a
+    time, as they are played."""
     n = len(names)
-    out = []
     for i in range(games):
         deal, rotation = divmod(i, n)
-        out.append(
-            ScheduledGame(
-                game_id=f"game{i + 1}",
-                block=f"deal{deal}",
-                deal=deal,
-                rotation=rotation,
-                seed=derive_seed(seed, "deal", deal),
-                seats=rotate(names, rotation),
-            )
+        yield ScheduledGame(
+            game_id=f"game{i + 1}",
+            block=f"deal{deal}",
+            deal=deal,
+            rotation=rotation,
+            seed=derive_seed(seed, "deal", deal),
+            seats=rotate(names, rotation),
         )
-    return out
+
+
+def require_directories(*options: tuple[str, Path | None]) -> None:
+    """UsageError for the first ``(option, path)`` whose path cannot be a directory (a
+    file in its place), before anything is played."""
+    from .cli import UsageError
+
+    for option, path in options:
+        problem = None if path is None else directory_error(path)
+        if problem is not None:
+            raise UsageError(f"{option} {path}: {problem}")
+
+
+def require_deal(rules: Rules, players: int) -> None:
+    """UsageError when ``--flag hand_size`` is too large to deal ``players`` hands."""
+    from .cli import UsageError
+
+    try:
+        rules.check_deal(players)
+    except DealError as exc:
+        raise UsageError(f"--flag hand_size={rules.hand_size}: {exc}") from None
 
 
 def finite_json(value: Any) -> Any:
@@ -138,6 +158,8 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         raise UsageError("--games must be at least 1")
     if args.strikes < 1:
         raise UsageError("--strikes must be at least 1")
+    require_deal(rules, len(bots))
+    require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     settings = MatchSettings(
         rules=rules,
         time=time,

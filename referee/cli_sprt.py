@@ -9,7 +9,7 @@ import attrs
 from rich.console import Console
 
 from .botcheck import require_bots
-from .cli_match import print_json
+from .cli_match import print_json, require_deal, require_directories
 from .cli_remote import remote_seats
 from .clock import TimeControl
 from .match import MatchSettings
@@ -41,6 +41,8 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
         raise UsageError("--max-games must be at least 2 (one duplicate pair)")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    require_deal(rules, 2)
+    require_directories(("--log-dir", args.log_dir))
     settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
     concurrency = args.concurrency or available_cpus()
     if not args.no_bot_check:

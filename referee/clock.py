@@ -27,6 +27,9 @@ judged on the unrounded value.
 
 A +3 Breaker reaction has its own fixed allowance
 (:attr:`TimeControl.reaction_ms`) that is never charged to the bank.
+
+Every limit is at most :data:`MAX_MS` (2147483647 ms, about 24.8 days), the largest
+number of milliseconds the protocol carries, and the bank never grows beyond it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,12 @@ import math
 from typing import Any
 
 import attrs
+from taki_protocol.constants import MAX_INT32
 
-__all__ = ["DEFAULT_GRACE_MS", "Charge", "SeatClock", "TimeControl"]
+__all__ = ["DEFAULT_GRACE_MS", "MAX_MS", "Charge", "SeatClock", "TimeControl"]
+
+MAX_MS = MAX_INT32
+"""The largest time limit, in milliseconds: what the protocol's time fields carry."""
 
 DEFAULT_GRACE_MS = 5
 """Default slack on every hard deadline, in milliseconds.
@@ -56,6 +63,11 @@ def _check_int(name: str, value: object, *, minimum: int) -> None:
     if value < minimum:
         bound = "positive" if minimum == 1 else f"at least {minimum}"
         raise ValueError(f"{name} must be {bound}, got {value}")
+    if value > MAX_MS:
+        raise ValueError(
+            f"{name} must be at most {MAX_MS} (about 24.8 days: the protocol's largest"
+            f" time), got {value}"
+        )
 
 
 def _positive(_instance: Any, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -90,7 +102,8 @@ class TimeControl:
     At least one of :attr:`move_ms` and :attr:`bank_ms` must be set. Limits
     that bound a decision (``move_ms``, ``bank_ms``, ``reaction_ms``,
     ``startup_ms``) must be positive; ``increment_ms`` and ``grace_ms`` may be
-    zero. An increment only makes sense with a bank.
+    zero. An increment only makes sense with a bank. None may exceed
+    :data:`MAX_MS`.
     """
 
     move_ms: int | None = attrs.field(default=1000, validator=_optional_positive)
@@ -211,7 +224,7 @@ class SeatClock:
         if self._bank_left_ms is not None:
             left = max(0, self._bank_left_ms - spent)
             if not verdict.late:
-                left += self.control.increment_ms
+                left = min(left + self.control.increment_ms, MAX_MS)
             self._bank_left_ms = left
         return verdict
 

@@ -66,6 +66,11 @@ def league_size(config: LeagueConfig) -> int:
     return total_games(len(config.bots), config.table_size, config.deals)
 
 
+#: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
+#: ``[league] deals_per_process``).
+MAX_DEALS_PER_UNIT = 32
+
+
 def deals_per_unit(config: LeagueConfig) -> int:
     """How many deals of one table a unit of work plays with the same bot processes.
 
@@ -74,12 +79,20 @@ def deals_per_unit(config: LeagueConfig) -> int:
     small enough that every place of ``concurrency`` gets about four units of work, so
     the league still runs in parallel and a kill loses little. A bot's resource limits
     hold for its process, hence for all the games of its unit: the fixed setting keeps
-    that budget the same whatever the concurrency."""
+    that budget the same whatever the concurrency.
+
+    The computed size is at most :data:`MAX_DEALS_PER_UNIT` (32) deals, whatever the
+    size of the league. A unit is a list of its games, built before its first game and
+    (on a cluster) returned with every replay and log at its end, and a kill loses the
+    units in flight. 32 deals start a table's bots once for 64 to 320 games (2 to 10
+    seats), which already makes the start-up cost small next to the games, while a unit
+    stays a few hundred games: quick to build, small in memory, little to play again."""
     if config.deals_per_process is not None:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)
     wanted_units = 4 * config.concurrency
-    return max(1, min(config.deals, math.ceil(tables * config.deals / wanted_units)))
+    wanted = math.ceil(tables * config.deals / wanted_units)
+    return max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
 
 
 def pending_blocks(

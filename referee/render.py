@@ -185,6 +185,8 @@ def render_command(args: argparse.Namespace) -> int:
     except ReplayError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    except Exception as exc:  # a replay that the checks of Replay.load let through
+        raise UsageError(f"{args.file}: unexpected {type(exc).__name__}: {exc}") from None
     print(target)
     return 0

@@ -80,7 +80,7 @@ def rating_history(
 
 def load_report(db: Path, points: int = 20) -> ReportData:
     """Read a results database and fit the ratings the report shows."""
-    with ResultStore(db) as store:
+    with ResultStore(db, readonly=True) as store:
         games = tuple(store.games())
         forfeits = store.forfeit_counts()
         # The same input and fit as ``taki-referee ratings``, so the figures agree.

@@ -20,6 +20,7 @@ import attrs
 from .clock import TimeControl
 from .process import BotCommand, ResourceLimits
 from .rules import PRESETS, RULES_REVISION, Rules
+from .rules.config import DealError
 
 #: An interpreter name that, as the first word of a bot command, means the referee's
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
@@ -71,10 +72,51 @@ def make_command(
     env: Mapping[str, str] | None = None,
     limits: ResourceLimits | None = None,
 ) -> BotCommand:
+    """A bot's command; ValueError for one that cannot be started (no program, a NUL
+    character, an environment variable that cannot be set)."""
+    if "\0" in command:
+        raise ValueError("the command contains a NUL character (\\u0000)")
+    problem = env_error(env or {})
+    if problem is not None:
+        raise ValueError(f"env: {problem}")
     cmd = BotCommand.parse(command, cwd=cwd, env=env, limits=limits)
     if cmd.argv[0] in PYTHON_NAMES:
         cmd = attrs.evolve(cmd, argv=(sys.executable, *cmd.argv[1:]))
     return cmd
+
+
+def env_error(env: Mapping[str, str]) -> str | None:
+    """What keeps ``env`` from being a process's environment variables, or None."""
+    for name, value in env.items():
+        if not name:
+            return "a variable needs a name (found an empty one)"
+        if "=" in name or "\0" in name:
+            return f"variable name {name!r} cannot contain '=' or a NUL character (\\u0000)"
+        if "\0" in value:
+            return f"the value of {name} contains a NUL character (\\u0000)"
+    return None
+
+
+def directory_error(path: Path) -> str | None:
+    """What keeps ``path`` from being used as a directory (and created, with its
+    parents, when missing), or None: a file or a broken symbolic link in its place or in
+    the place of one of its parents."""
+    if "\0" in str(path):
+        return "the path contains a NUL character (\\u0000)"
+    for place in (path, *path.parents):
+        try:
+            if place.is_dir():
+                return None
+            if place.is_symlink():
+                what = "a broken symbolic link"
+            elif place.exists():
+                what = "a file, not a directory" if place.is_file() else "not a directory"
+            else:
+                continue
+        except OSError as exc:
+            return f"cannot reach {place}: {exc.strerror}"
+        return f"it is {what}" if place == path else f"{place} is {what}"
+    return None
 
 
 def available_cpus() -> int:
@@ -335,6 +377,9 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         if not isinstance(league["replay_dir"], str):
             raise fail("league", "replay_dir", "must be a path string")
         kwargs["replay_dir"] = path.parent / league["replay_dir"]
+        problem = directory_error(kwargs["replay_dir"])
+        if problem is not None:
+            raise fail("league", "replay_dir", f"{league['replay_dir']!r}: {problem}")
     if "executor" in league:
         problem = executor_error(league["executor"])
         if problem is not None:
@@ -354,6 +399,11 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
     except (TypeError, ValueError) as exc:
         culprit = next((k for k in flags if k in str(exc)), None)
         raise fail("rules", culprit, str(exc)) from None
+    table_size = kwargs.get("table_size", 2)
+    try:
+        kwargs["rules"].check_deal(table_size)
+    except DealError as exc:
+        raise fail("rules", "hand_size", f"{exc}; [league] table_size is {table_size}") from None
 
     time = _table(data, "time", fail)
     for key, value in time.items():
@@ -438,12 +488,20 @@ def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
     if cwd is not None:
         if not isinstance(cwd, str):
             raise fail("bots", "cwd", "must be a path string", i)
+        # A missing directory is left to the bot check: on a Dask cluster it need only
+        # exist on the workers.
+        problem = directory_error(path.parent / cwd)
+        if problem is not None:
+            raise fail("bots", "cwd", f"{cwd!r}: {problem}", i)
         cwd = str(path.parent / cwd)
     env = entry.get("env")
     if env is not None and (
         not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())
     ):
         raise fail("bots", "env", "must be a table of strings", i)
+    problem = env_error(env or {})
+    if problem is not None:
+        raise fail("bots", "env", problem, i)
     limits_raw = entry.get("limits", {})
     if not isinstance(limits_raw, dict):
         raise fail("bots", "limits", "must be a table", i)

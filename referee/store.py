@@ -3,6 +3,12 @@
 The database runs in WAL mode, so a referee killed at any moment (even with SIGKILL)
 loses at most the games that had not been committed yet, and a second run of the same
 league skips every game already stored.
+
+A results database is marked with :data:`APPLICATION_ID` (``PRAGMA application_id``).
+The store refuses any other non-empty SQLite database before changing anything in it,
+so pointing ``--db`` at another program's file never alters that file. A database of an
+earlier version of the referee, which set no mark, is recognised by its tables and
+columns, and marked the first time it is opened for writing.
 """
 
 from __future__ import annotations
@@ -10,9 +16,24 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
+
+#: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
+APPLICATION_ID = 0x54414B49
+#: ``PRAGMA user_version`` of a results database: the layout of its tables.
+SCHEMA_VERSION = 1
+#: How long a write waits for another program's lock on the database to go away.
+BUSY_TIMEOUT_MS = 5000
+#: The tables (and their columns) of a results database.
+TABLES = {
+    "meta": ("key", "value"),
+    "bots": ("name", "command"),
+    "games": ("game_id", "block", "seed", "actions", "reason", "replay", "finished_at"),
+    "seats": ("game_id", "seat", "bot", "place", "points", "forfeit_reason", "forfeit_detail"),
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -47,7 +68,8 @@ CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 
 
 class StoreError(Exception):
-    """The results database cannot be used (wrong league, unreadable file)."""
+    """The results database cannot be used (wrong league, unreadable or read-only file,
+    locked by another program, not a results database)."""
 
 
 @attrs.frozen
@@ -72,18 +94,92 @@ class GameRecord:
 
 
 class ResultStore:
-    """A league's results database."""
+    """A league's results database, created when the file is absent or empty.
 
-    def __init__(self, path: str | Path) -> None:
+    With ``readonly`` the database is only read (``taki-referee ratings`` and
+    ``report``): it must exist, and nothing in it is changed, not even its mark. Every
+    SQLite error is raised as a :class:`StoreError` that says what went wrong.
+    """
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
+        with self._errors("cannot open results database"):
+            if readonly:
+                uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                self._db = sqlite3.connect(uri, uri=True, isolation_level=None)
+            else:
+                self._db = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                self._open()
+            except BaseException:
+                self._db.close()
+                raise
+
+    def _open(self) -> None:
+        self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+        empty = self._recognise()
+        if self.readonly:
+            if empty:
+                raise StoreError(
+                    f"cannot open results database {self.path}: it is empty"
+                    " (a league creates it)"
+                )
+            return
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        # One write at once, also for an existing database: a read-only file or another
+        # program's lock is reported now, before any game is played.
+        with self._transaction():
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _recognise(self) -> bool:
+        """Whether the database is empty; StoreError unless it is empty or a results
+        database (marked, or with the tables of an earlier, unmarked version)."""
+        app_id = self._db.execute("PRAGMA application_id").fetchone()[0]
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if app_id == APPLICATION_ID:
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"cannot open results database {self.path}: it was written by a newer"
+                    f" version of taki-referee (layout {version}; this version reads up to"
+                    f" {SCHEMA_VERSION})"
+                )
+            return False
+        objects = self._db.execute(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchall()
+        if app_id == 0 and version == 0 and not objects:
+            return True
+        tables = sorted(name for kind, name in objects if kind == "table")
+        columns = {
+            name: tuple(row[1] for row in self._db.execute(f"PRAGMA table_info('{name}')"))
+            for name in tables if name in TABLES
+        }
+        if app_id == 0 and version == 0 and columns == TABLES and len(tables) == len(TABLES):
+            return False
+        what = f"its tables: {', '.join(tables)}" if tables else "it has no tables"
+        raise StoreError(
+            f"{self.path} is not a taki-referee results database ({what});"
+            " it was left unchanged: give another file"
+        )
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Raise an SQLite error that the database or its file causes (read-only,
+        locked, damaged, not a database) as a StoreError whose message says ``doing``
+        and why. An integrity or programming error is a fault of the referee: raised
+        as it is."""
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._db.executescript(SCHEMA)
+            yield
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open results database {self.path}: {exc}") from None
+            if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
+                raise
+            raise StoreError(f"{doing} {self.path}: {_explain(exc)}") from None
 
     def close(self) -> None:
         self._db.close()
@@ -99,17 +195,18 @@ class ResultStore:
     def bind(self, key: str, value: str) -> None:
         """Record ``key`` = ``value`` on first use; later runs must agree, so results
         of two different leagues never mix in one database."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
-        elif row[0] != value:
+        with self._errors(_WRITE):
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
+        if row is not None and row[0] != value:
             raise StoreError(
                 f"{self.path} holds results for a different {key} "
                 f"({_difference(row[0], value)}); use another --db or the original settings"
             )
 
     def register_bots(self, bots: Sequence[tuple[str, str]]) -> None:
-        with self._transaction():
+        with self._errors(_WRITE), self._transaction():
             for name, command in bots:
                 self._db.execute(
                     "INSERT INTO bots(name, command) VALUES (?, ?) "
@@ -120,17 +217,17 @@ class ResultStore:
     # ----------------------------------------------------------------- games
 
     def finished_ids(self) -> set[str]:
-        return {row[0] for row in self._db.execute("SELECT game_id FROM games")}
+        with self._errors(_READ):
+            return {row[0] for row in self._db.execute("SELECT game_id FROM games")}
 
     def has_game(self, game_id: str) -> bool:
-        return (
-            self._db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone()
-            is not None
-        )
+        with self._errors(_READ):
+            row = self._db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,))
+            return row.fetchone() is not None
 
     def record(self, game: GameRecord) -> bool:
         """Store a finished game in one transaction; False if it was already stored."""
-        with self._transaction():
+        with self._errors(_WRITE), self._transaction():
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO games(game_id, block, seed, actions, reason, replay) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -152,30 +249,55 @@ class ResultStore:
     def games(self) -> Iterator[GameRecord]:
         """Every stored game, in the order they finished."""
         seats: dict[str, list[SeatRecord]] = defaultdict(list)
-        for row in self._db.execute(
-            "SELECT game_id, seat, bot, place, points, forfeit_reason, forfeit_detail "
-            "FROM seats ORDER BY game_id, seat"
-        ):
-            seats[row[0]].append(SeatRecord(*row[1:]))
-        for game_id, block, seed, actions, reason, replay in self._db.execute(
-            "SELECT game_id, block, seed, actions, reason, replay FROM games ORDER BY rowid"
-        ):
+        with self._errors(_READ):
+            for row in self._db.execute(
+                "SELECT game_id, seat, bot, place, points, forfeit_reason, forfeit_detail "
+                "FROM seats ORDER BY game_id, seat"
+            ):
+                seats[row[0]].append(SeatRecord(*row[1:]))
+            rows = self._db.execute(
+                "SELECT game_id, block, seed, actions, reason, replay FROM games ORDER BY rowid"
+            ).fetchall()
+        for game_id, block, seed, actions, reason, replay in rows:
             yield GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]), replay)
 
     def game_count(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+        with self._errors(_READ):
+            return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
 
     def forfeit_counts(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = defaultdict(dict)
-        for bot, reason, count in self._db.execute(
-            "SELECT bot, forfeit_reason, COUNT(*) FROM seats "
-            "WHERE forfeit_reason IS NOT NULL GROUP BY bot, forfeit_reason"
-        ):
-            out[bot][reason] = count
+        with self._errors(_READ):
+            for bot, reason, count in self._db.execute(
+                "SELECT bot, forfeit_reason, COUNT(*) FROM seats "
+                "WHERE forfeit_reason IS NOT NULL GROUP BY bot, forfeit_reason"
+            ):
+                out[bot][reason] = count
         return dict(out)
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
+
+
+_READ = "cannot read results database"
+_WRITE = "cannot write to results database"
+
+
+def _explain(exc: sqlite3.Error) -> str:
+    """What an SQLite error means for the user of a results database."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_READONLY"):
+        return "the file is read-only (check the permissions of the file and of its folder)"
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return (
+            "another program is using it (it holds a lock on the database);"
+            " retry when that program has finished"
+        )
+    if name.startswith("SQLITE_NOTADB"):
+        return "not an SQLite database"
+    if name.startswith("SQLITE_CANTOPEN"):
+        return "cannot open the file (does its folder exist, and may it be written to?)"
+    return str(exc)
 
 
 def _difference(stored: str, wanted: str) -> str:
@@ -202,4 +324,11 @@ class _Transaction:
         self._db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, exc_type: object, *rest: object) -> None:
-        self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        if exc_type is None:
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error:
+                self._db.execute("ROLLBACK")
+                raise
+        elif self._db.in_transaction:
+            self._db.execute("ROLLBACK")

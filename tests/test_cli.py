@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonout import strict_json
 
+from referee import store as store_module
 from referee.cli import main
 from referee.store import GameRecord, ResultStore, SeatRecord
 
@@ -149,6 +152,14 @@ def test_missing_bot_binary_in_any_seat(tmp_path: Path) -> None:
     ([RANDOM, RANDOM, "--flag", "hand_size=0"], "hand_size"),
     (["python 'unclosed", RANDOM], "bot 1: cannot parse bot command"),
     (["", RANDOM], "bot 1: empty bot command"),
+    ([RANDOM, "python bot.py\0"], "bot 2: the command contains a NUL character (\\u0000)"),
+    ([RANDOM, RANDOM, "--move-ms", "1000000000000"],
+     "move_ms must be at most 2147483647 (about 24.8 days"),
+    ([RANDOM, RANDOM, "--reaction-ms", "3000000000"], "reaction_ms must be at most 2147483647"),
+    ([RANDOM, RANDOM, "--flag", "hand_size=52"],
+     "--flag hand_size=52: hand_size 52 is too large for 2 players: the deck deals at most 51"),
+    ([RANDOM] * 10 + ["--flag", "hand_size=11"],
+     "--flag hand_size=11: hand_size 11 is too large for 10 players"),
 ])
 def test_bad_match_arguments(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
@@ -184,6 +195,118 @@ def test_bad_arguments_in_a_child_process(tmp_path: Path) -> None:
         assert result.returncode == 2, args
         assert result.stderr.strip(), args
         assert "Traceback" not in result.stderr, args
+
+
+def test_a_file_where_a_directory_is_wanted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Refused before any bot starts or any database is made."""
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    league = tmp_path / "league.toml"
+    league.write_text(f'[[bots]]\nname = "a"\ncommand = "{RANDOM}"\n'
+                      f'[[bots]]\nname = "b"\ncommand = "{RANDOM}"\n')
+    db = tmp_path / "r.sqlite"
+    for args, message in (
+        (["match", RANDOM, RANDOM, "--log-dir", str(afile)], f"--log-dir {afile}: it is a file"),
+        (["match", RANDOM, RANDOM, "--replay-dir", str(afile / "sub")],
+         f"--replay-dir {afile / 'sub'}: {afile} is a file, not a directory"),
+        (["league", str(league), "--db", str(db), "--log-dir", str(afile)],
+         f"--log-dir {afile}: it is a file, not a directory"),
+        (["sprt", RANDOM, RANDOM, "--log-dir", str(afile)], f"--log-dir {afile}: it is a file"),
+    ):
+        assert main(args) == 2, args
+        captured = capsys.readouterr()
+        assert message in captured.err and captured.out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "league.toml"]
+
+
+def test_the_match_schedule_is_made_as_it_is_played() -> None:
+    """``--games 1000000000`` starts at once: no list of every game is built first."""
+    from referee.cli_match import match_games
+
+    schedule = match_games(["a", "b"], 10**12, 5)
+    first, second, third = next(schedule), next(schedule), next(schedule)
+    assert [g.game_id for g in (first, second, third)] == ["game1", "game2", "game3"]
+    assert first.seed == second.seed != third.seed
+    assert (first.seats, second.seats) == (("a", "b"), ("b", "a"))
+
+
+def test_bad_input_never_gives_a_traceback(tmp_path: Path) -> None:
+    """In a child process, as a user sees it: one line, exit status 2."""
+    (tmp_path / "afile").write_text("")
+    bots = f'[[bots]]\nname = "a"\ncommand = "{RANDOM}"\n[[bots]]\nname = "b"\n'
+    leagues = {
+        "env.toml": bots + f'command = "{RANDOM}"\nenv = {{ "A=B" = "x" }}\n',
+        "replays.toml": '[league]\nreplay_dir = "afile"\n' + bots + f'command = "{RANDOM}"\n',
+        "time.toml": "[time]\nreaction_ms = 3000000000\n" + bots + f'command = "{RANDOM}"\n',
+        "good.toml": bots + f'command = "{RANDOM}"\n',
+    }
+    for name, text in leagues.items():
+        (tmp_path / name).write_text(text)
+    sqlite_other = tmp_path / "other.db"
+    with closing(sqlite3.connect(sqlite_other)) as con:
+        con.execute("CREATE TABLE games (id INTEGER)")
+    for args, message in (
+        (["match", RANDOM, RANDOM, "--flag", "hand_size=57", "--seed", "33"],
+         "hand_size 57 is too large for 2 players"),
+        (["match", RANDOM, RANDOM, "--move-ms", "1000000000000"], "move_ms must be at most"),
+        (["match", RANDOM, RANDOM, "--replay-dir", "afile"], "--replay-dir afile: it is a file"),
+        (["league", "env.toml"], "env.toml:7: [[bots]] #2 env: variable name 'A=B'"),
+        (["league", "replays.toml"], "replays.toml:2: [league] replay_dir: 'afile': it is a"),
+        (["league", "time.toml"], "time.toml:2: [time] reaction_ms: reaction_ms must be at"),
+        (["league", "good.toml", "--log-dir", "afile"], "--log-dir afile: it is a file"),
+        (["ratings", "other.db"], "other.db is not a taki-referee results database"),
+        (["report", "other.db"], "other.db is not a taki-referee results database"),
+    ):
+        result = run(*args, cwd=tmp_path)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr, (args, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1, (args, result.stderr)
+        assert result.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "afile", "env.toml", "good.toml", "other.db", "replays.toml", "time.toml",
+    ]
+
+
+def test_league_and_reports_refuse_another_programs_database(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as con:
+        con.execute("CREATE TABLE meta (k, v)")
+        con.execute("INSERT INTO meta VALUES ('mine', 'keep')")
+        con.commit()
+    before = other.read_bytes()
+    league = tmp_path / "league.toml"
+    league.write_text(f'[[bots]]\nname = "a"\ncommand = "{RANDOM}"\n'
+                      f'[[bots]]\nname = "b"\ncommand = "{RANDOM}"\n')
+    for args in (["league", str(league), "--db", str(other), "--no-bot-check"],
+                 ["ratings", str(other)], ["report", str(other), "-o", str(tmp_path / "r.html")]):
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"{other} is not a taki-referee results database (its tables: meta)" in err
+    assert other.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["league.toml", "other.db"]
+
+
+def test_a_league_whose_database_another_program_holds(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 50)
+    league = tmp_path / "league.toml"
+    league.write_text(f'[[bots]]\nname = "a"\ncommand = "{RANDOM}"\n'
+                      f'[[bots]]\nname = "b"\ncommand = "{RANDOM}"\n')
+    db = tmp_path / "r.sqlite"
+    ResultStore(db).close()
+    with closing(sqlite3.connect(db, isolation_level=None)) as holder:
+        holder.execute("BEGIN IMMEDIATE")
+        assert main(["league", str(league), "--db", str(db), "--no-bot-check",
+                     "--log-dir", str(tmp_path / "logs")]) == 2
+    err = capsys.readouterr().err
+    assert "another program is using it" in err and "retry when that program has finished" in err
+    with ResultStore(db, readonly=True) as store:
+        assert store.game_count() == 0
 
 
 # ------------------------------------------------------------------- ratings

@@ -8,8 +8,10 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from taki_protocol import TimeControl as WireTime
+from taki_protocol.constants import MAX_INT32
 
-from referee.clock import DEFAULT_GRACE_MS, Charge, SeatClock, TimeControl
+from referee.clock import DEFAULT_GRACE_MS, MAX_MS, Charge, SeatClock, TimeControl
 
 # --------------------------------------------------------------------------- TimeControl
 
@@ -52,6 +54,33 @@ def test_increment_needs_bank() -> None:
 def test_rejects_out_of_range(kwargs: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         TimeControl(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "field", ["move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"]
+)
+def test_every_limit_fits_the_protocol(field: str) -> None:
+    """A limit the protocol cannot carry (beyond 2**31 - 1 ms) is refused when the time
+    control is made, naming the field; the largest one it carries is accepted and
+    encodes into a game_start."""
+    assert MAX_MS == MAX_INT32 == 2**31 - 1
+    base = {"bank_ms": 1000} if field == "increment_ms" else {}
+    with pytest.raises(ValueError, match=rf"^{field} must be at most 2147483647 .*got 2147483648$"):
+        TimeControl(**{**base, field: MAX_MS + 1})
+    tc = TimeControl(**{**base, field: MAX_MS})
+    assert getattr(tc, field) == MAX_MS
+    wire = WireTime(move_ms=tc.move_ms, bank_ms=tc.bank_ms, increment_ms=tc.increment_ms,
+                    reaction_ms=tc.reaction_ms)
+    assert WireTime.from_wire(wire.to_wire()) == wire
+
+
+def test_bank_never_grows_beyond_what_the_protocol_carries() -> None:
+    clock = SeatClock(TimeControl(move_ms=None, bank_ms=MAX_MS - 10, increment_ms=MAX_MS))
+    clock.charge(4)
+    assert clock.time_left_ms() == MAX_MS
+    assert clock.allowed_ms() == MAX_MS
+    clock.charge(1000)
+    assert clock.time_left_ms() == MAX_MS
 
 
 @pytest.mark.parametrize("value", [1.5, "100", True])

@@ -20,7 +20,14 @@ import psutil
 import pytest
 from jsonout import strict_json
 
-from referee.league import deals_per_unit, league_size, pending_blocks, rated_games, run_league
+from referee.league import (
+    MAX_DEALS_PER_UNIT,
+    deals_per_unit,
+    league_size,
+    pending_blocks,
+    rated_games,
+    run_league,
+)
 from referee.ratings import rate
 from referee.replay import Replay, verify
 from referee.settings import load_league
@@ -160,6 +167,20 @@ def test_deals_per_unit_keeps_every_place_busy(tmp_path: Path) -> None:
     per_unit = deals_per_unit(config)
     assert 1 <= per_unit <= config.deals
     assert tables * config.deals / per_unit >= 2 * config.concurrency
+
+
+def test_a_huge_league_is_played_in_small_units(tmp_path: Path) -> None:
+    # Sized from concurrency alone, a unit of this league would hold 375 million deals.
+    # Without the cap, building that first unit takes hours and far more memory than
+    # the machine has.
+    config = load_league(league_file(tmp_path, deals=10**9))
+    assert deals_per_unit(config) == MAX_DEALS_PER_UNIT
+    unit = next(pending_blocks(config, set(), deals_per_unit(config)))
+    assert len(unit) == MAX_DEALS_PER_UNIT * config.table_size
+    assert [g.deal for g in unit[:: config.table_size]] == list(range(MAX_DEALS_PER_UNIT))
+    # An explicit deals_per_process is taken as given.
+    explicit = attrs.evolve(config, deals_per_process=1000)
+    assert deals_per_unit(explicit) == 1000
 
 
 async def test_a_database_holds_one_league(tmp_path: Path) -> None:

@@ -15,7 +15,10 @@ from referee.settings import (
     LeagueConfig,
     SettingsError,
     available_cpus,
+    directory_error,
+    env_error,
     load_league,
+    make_command,
     parse_bot_arg,
 )
 from referee.store import ResultStore, StoreError
@@ -409,6 +412,82 @@ BAD_FILES = {
         voluntary_draw = false
         hand_size = 0  # HERE
         """ + TWO_BOTS),
+    "hand_size too large to deal": ("table_size is 2", """\
+        [rules]
+        hand_size = 52  # HERE
+        """ + TWO_BOTS),
+    "environment variable name with =": ("env", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py"
+        env = { "A=B" = "x" }  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
+    "empty environment variable name": ("env", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py"
+        env = { "" = "x" }  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
+    "NUL in an environment value": ("env", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py"
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        env = { LEVEL = "3\\u0000" }  # HERE
+        """),
+    "NUL in a command": ("command", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py\\u0000"  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
+    "NUL in a command list": ("command", """\
+        [[bots]]
+        name = "a"
+        command = ["python", "a\\u0000.py"]  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
+    "cwd a file": ("cwd", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py"
+        cwd = "league.toml"  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
+    "replay_dir a file": ("replay_dir", """\
+        [league]
+        replay_dir = "league.toml"  # HERE
+        """ + TWO_BOTS),
+    "replay_dir under a file": ("replay_dir", """\
+        [league]
+        replay_dir = "league.toml/replays"  # HERE
+        """ + TWO_BOTS),
+    "move_ms beyond the protocol": ("move_ms", """\
+        [time]
+        move_ms = 1000000000000  # HERE
+        """ + TWO_BOTS),
+    "reaction_ms beyond the protocol": ("reaction_ms", """\
+        [time]
+        reaction_ms = 3000000000  # HERE
+        """ + TWO_BOTS),
+    "bank_ms beyond the protocol": ("bank_ms", """\
+        [time]
+        bank_ms = 2147483648  # HERE
+        """ + TWO_BOTS),
 }
 
 
@@ -500,3 +579,63 @@ def test_bot_arguments_from_the_command_line() -> None:
     assert parse_bot_arg("./bot --level=3", 2).command.argv == ("./bot", "--level=3")
     with pytest.raises(SettingsError, match="bot 4"):
         parse_bot_arg("", 3)
+
+
+def test_hand_size_is_checked_against_the_table_size(tmp_path: Path) -> None:
+    """players x hand_size must leave a colored card to lead: 103 cards for the hands."""
+    bots = "".join(f'[[bots]]\nname = "b{i}"\ncommand = "./b{i}"\n' for i in range(10))
+
+    def league(table_size: int, hand_size: int) -> Path:
+        return write(tmp_path, f"[league]\ntable_size = {table_size}\n"
+                               f"[rules]\nhand_size = {hand_size}\n{bots}")
+
+    assert load_league(league(3, 34)).rules.hand_size == 34
+    assert load_league(league(10, 10)).rules.hand_size == 10
+    for table_size, hand_size in ((3, 35), (10, 11), (10, 12)):
+        path = league(table_size, hand_size)
+        with pytest.raises(SettingsError) as info:
+            load_league(path)
+        assert str(info.value).startswith(f"{path}:4: [rules] hand_size: hand_size {hand_size}"
+                                          f" is too large for {table_size} players")
+        assert str(info.value).endswith(f"[league] table_size is {table_size}")
+
+
+def test_a_missing_cwd_is_left_to_the_bot_check(tmp_path: Path) -> None:
+    """A directory that does not exist here may exist where the bots run (a Dask
+    worker); one with a file in its way never does."""
+    config = load_league(write(tmp_path, TWO_BOTS.replace(
+        'name = "random"\n', 'name = "random"\ncwd = "absent/dir"\n')))
+    assert config.bots[1].local_command().cwd == str(tmp_path / "absent/dir")
+    (tmp_path / "absent").write_text("")
+    with pytest.raises(SettingsError, match=r"league.toml:7: \[\[bots\]\] #2 cwd: 'absent/dir':"
+                                            r" .*absent is a file, not a directory"):
+        load_league(tmp_path / "league.toml")
+
+
+def test_directory_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert directory_error(tmp_path) is None
+    assert directory_error(tmp_path / "new" / "deeper") is None
+    assert directory_error(tmp_path / "file") == "it is a file, not a directory"
+    assert directory_error(tmp_path / "file" / "x") == (
+        f"{tmp_path / 'file'} is a file, not a directory"
+    )
+    assert directory_error(tmp_path / "dangling") == "it is a broken symbolic link"
+    assert directory_error(tmp_path / "dangling" / "x") == (
+        f"{tmp_path / 'dangling'} is a broken symbolic link"
+    )
+    assert directory_error(Path("/dev/null")) == "it is not a directory"
+    assert directory_error(tmp_path / "a\0b") == "the path contains a NUL character (\\u0000)"
+
+
+def test_bad_commands_and_environments_from_the_command_line() -> None:
+    with pytest.raises(SettingsError, match=r"^bot 2: the command contains a NUL character"):
+        parse_bot_arg("x=python bot.py\0", 1)
+    for env, problem in (({"A=B": "x"}, "variable name 'A=B' cannot contain '='"),
+                         ({"": "x"}, "needs a name"),
+                         ({"A": "x\0"}, "the value of A contains a NUL")):
+        assert env_error(env) is not None and problem in str(env_error(env))
+        with pytest.raises(ValueError, match=f"^env: .*{problem}"):
+            make_command("python bot.py", env=env)
+    assert env_error({"LEVEL": "3", "EMPTY": ""}) is None

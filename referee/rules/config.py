@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from . import cards
+from .errors import RulesError
 
 DECKS = ("super-taki-2018", "super-taki-classic")
 
@@ -20,6 +21,11 @@ DECKS = ("super-taki-2018", "super-taki-classic")
 #: league databases of another revision are refused rather than mixed (RULES.md,
 #: "Revisions").
 RULES_REVISION = 2
+
+
+class DealError(RulesError, ValueError):
+    """Rules that cannot deal a game for that many players (R1-R2): the hands would take
+    cards that must stay in the deck."""
 
 
 @attrs.frozen
@@ -84,6 +90,24 @@ class Rules:
         if self.crazy_card:
             deck += [cards.CRAZY] * 2
         return deck
+
+    def max_hand_size(self, players: int) -> int:
+        """The largest ``hand_size`` that deals a game of ``players``: after the deal, at
+        least one colored card must remain to lead (R2), whatever the shuffle, so the
+        hands may take every card but the colorless ones and one colored card."""
+        deck = self.deck_cards()
+        colored = sum(cards.COLOR_OF[code] != cards.NO_COLOR for code in deck)
+        return (colored - 1) // players
+
+    def check_deal(self, players: int) -> None:
+        """Raise :class:`DealError` when ``hand_size`` is too large for ``players``."""
+        most = self.max_hand_size(players)
+        if self.hand_size > most:
+            raise DealError(
+                f"hand_size {self.hand_size} is too large for {players} players: the"
+                f" deck deals at most {most} cards each ({players} x hand_size must leave a"
+                " colored card to lead)"
+            )
 
     def to_wire(self) -> dict[str, Any]:
         """The rule set as plain data (for replays and the game_start message)."""

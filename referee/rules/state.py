@@ -310,13 +310,16 @@ def new_game(
 ) -> GameState:
     """Shuffle, deal and flip the first Leading Card (R1-R3).
 
-    ``seed`` is an int or a ``random.Random``; the state keeps its own generator."""
+    ``seed`` is an int or a ``random.Random``; the state keeps its own generator.
+    A ``hand_size`` too large for ``players`` raises :class:`~.config.DealError`
+    (:meth:`Rules.check_deal`)."""
     if rules is None:
         rules = Rules()
     if not 2 <= players <= 10:
         raise ValueError(f"Super Taki is played by 2 to 10 players, not {players}")
     if not 0 <= first_seat < players:
         raise ValueError(f"first_seat {first_seat} is not a seat of a {players}-player game")
+    rules.check_deal(players)
     rng = seed if isinstance(seed, random.Random) else random.Random(seed)
     deck = rules.deck_cards()
     rng.shuffle(deck)

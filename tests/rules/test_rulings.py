@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
+import attrs
 import pytest
 
-from referee.rules import IllegalActionError, Rules, cards, new_game, view
+from referee.rules import IllegalActionError, Rules, RulesError, cards, new_game, view
 from referee.rules import actions as A
+from referee.rules.config import DealError
 from referee.rules.formats import Series, SeriesRules, first_seat, penalty_points
 from referee.rules.phases import AGAIN, KING, OVER, PLAY, REACT, RUN
 from referee.rules.position import position
@@ -68,6 +71,53 @@ def test_r02_deal_eight_and_flip_a_colored_leading_card(players):
         assert game.discard == [game.lead]
         assert game.pending == 0 and game.direction == 1 and game.phase == PLAY
         assert game.card_count() == 116
+
+
+class ColorlessOnTop(random.Random):
+    """The worst shuffle for the first flip: the hands (the top ``dealt`` cards) take
+    only colored cards, and every colorless card lies on top of what is left."""
+
+    def __init__(self, dealt):
+        super().__init__(0)
+        self.dealt = dealt
+
+    def shuffle(self, x, *args, **kwargs):
+        colored = [code for code in x if cards.COLOR_OF[code] != cards.NO_COLOR]
+        colorless = [code for code in x if cards.COLOR_OF[code] == cards.NO_COLOR]
+        cut = len(colored) - self.dealt
+        x[:] = colored[:cut] + colorless + colored[cut:]
+
+
+@pytest.mark.parametrize("players", range(2, 11))
+def test_r02_the_deal_leaves_a_colored_card_to_lead(players):
+    # 104 colored cards: the hands may take all but one of them, whatever the shuffle.
+    for rules in (Rules(), Rules.preset("super-taki-classic"), Rules(crazy_card=True)):
+        most = rules.max_hand_size(players)
+        assert players * most <= 103 < players * (most + 1)
+        dealt = Rules(deck=rules.deck, crazy_card=rules.crazy_card, hand_size=most)
+        deck_size = len(rules.deck_cards())
+        worst = ColorlessOnTop(players * most)
+        for rng in [worst, *(random.Random(seed) for seed in range(20))]:
+            game = new_game(players, rng, dealt)
+            assert game.sizes == [most] * players
+            assert [len(game.hand(seat)) for seat in range(players)] == game.sizes
+            assert cards.COLOR_OF[game.lead] != cards.NO_COLOR
+            assert game.card_count() == deck_size
+            if rng is worst:  # every colorless card was flipped to the bottom
+                colorless = deck_size - 104
+                assert all(cards.COLOR_OF[c] == cards.NO_COLOR
+                           for c in game.draw_pile[:colorless])
+        with pytest.raises(DealError, match=f"hand_size {most + 1} is too large for {players}"):
+            new_game(players, 0, attrs.evolve(dealt, hand_size=most + 1))
+
+
+def test_r02_a_hand_size_that_cannot_be_dealt_is_refused_at_once():
+    # Dealt anyway, these would leave only colorless cards to flip (2 x 57), give the
+    # last seat fewer cards than its hand size (10 x 12) or run out of cards (2 x 58).
+    for players, hand_size in ((2, 57), (10, 12), (2, 58), (3, 1000)):
+        with pytest.raises(DealError) as info:
+            new_game(players, 33, Rules(hand_size=hand_size))
+        assert isinstance(info.value, RulesError) and isinstance(info.value, ValueError)
 
 
 def test_r02_colorless_flips_go_to_the_bottom():
