@@ -11,8 +11,10 @@ How the guarantee is kept:
 * The bot starts in a new session, hence its own process group whose id is its
   pid. Cleanup sends ``SIGKILL`` to the whole group with :func:`os.killpg`
   (and to the bot's pid directly, in case it changed its group), then waits
-  for the bot to be reaped and, briefly, for the rest of the group to die, all
-  inside a shielded cancel scope.
+  for the bot to be reaped and, briefly, for the rest of its session to die,
+  all inside a shielded cancel scope. Descendants that moved to another process
+  group (``setpgid``) are still in the bot's session: cleanup finds them in
+  ``/proc`` and kills them too.
 * No descriptors leak into the bot besides its three standard streams
   (``close_fds=True``).
 * stderr is drained continuously by a background task, so a chatty bot never
@@ -29,19 +31,23 @@ How the guarantee is kept:
   after :data:`STDERR_DRAIN_S`.
 
 If the referee itself is killed by SIGKILL, none of this runs. For that case every bot
-has a guard (:mod:`referee.guard`): a tiny process that kills the bot's group when the
-referee disappears without having disarmed it. (A parent-death signal would not do:
-Trio starts processes from a worker thread, and the kernel sends that signal when the
-starting *thread* ends, which Trio's thread cache does after a few idle seconds.)
+has a guard (:mod:`referee.guard`): a tiny process that kills the bot's group and
+session when the referee disappears without having disarmed it. The guard is started
+first; the bot's process tells it its group between ``fork`` and ``exec``, so the bot's
+program never runs unguarded, however early the referee dies. (A parent-death signal
+would not do: Trio starts processes from a worker thread, and the kernel sends that
+signal when the starting *thread* ends, which Trio's thread cache does after a few idle
+seconds.)
 
-Limitation: a descendant that leaves the process group (``setsid`` or
-``setpgid``) before cleanup is out of reach of the group kill and survives the
-bot. Contain untrusted bots with an outer sandbox (a container, a cgroup or a
-dedicated user) if that matters.
+Limitation: a descendant that starts a session of its own (``setsid``) is out
+of reach of both the cleanup and the guard, and survives the bot. Contain
+untrusted bots with an outer sandbox (a container, a cgroup or a dedicated
+user) if that matters.
 
 Resource limits (:class:`ResourceLimits`) are applied in the child with
-:func:`resource.setrlimit` between ``fork`` and ``exec``; they are inherited
-by everything the bot forks, but each process gets its own budget.
+:func:`resource.setrlimit` between ``fork`` and ``exec``, after it has told its
+guard its group; they are inherited by everything the bot forks, but each
+process gets its own budget.
 """
 
 from __future__ import annotations
@@ -94,8 +100,8 @@ STDERR_DRAIN_S: Final = 0.2
 of file after the bot has exited."""
 
 GROUP_EXIT_WAIT_S: Final = 0.5
-"""Upper bound on how long cleanup waits for the bot's descendants to die
-after the group kill (see :meth:`BotProcess.kill`)."""
+"""Upper bound on how long cleanup waits for the bot's descendants (its group
+and the rest of its session) to die after the kill (see :meth:`BotProcess.kill`)."""
 
 _TAIL_BYTES: Final = 8192
 _MIB: Final = 1 << 20
@@ -256,15 +262,19 @@ def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> s
     return found
 
 
-def _make_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None] | None:
-    if not limits:
+def _make_preexec(
+    limits: list[tuple[int, int, int]], guard: GroupGuard | None
+) -> Callable[[], None] | None:
+    if not limits and guard is None:
         return None
 
-    def apply_limits() -> None:  # runs in the child, between fork and exec
+    def before_exec() -> None:  # runs in the child, between fork and exec
+        if guard is not None:  # first: the limits could make the write fail
+            guard.announce_in_child()
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
 
-    return apply_limits
+    return before_exec
 
 
 def _describe_spawn_error(exc: BaseException) -> str:
@@ -287,31 +297,38 @@ def describe_exit_status(returncode: int | None) -> str:
     return f"killed by signal {name}"
 
 
-def _group_has_live_members(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still alive (zombies count as dead)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    # Some process is in the group, but it may be a zombie waiting for a
-    # parent (or an init) to reap it. Look at the states in procfs.
+def _session_stragglers(sid: int) -> list[int]:
+    """Live processes (zombies count as dead) of the session ``sid`` of a bot that
+    has been reaped, from ``/proc``; empty where there is no ``/proc``.
+
+    The bot led the session, so a live process whose pid is ``sid`` is another process
+    that got the bot's pid after the session emptied: then nothing is the bot's."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return True
+        return []
+    wanted = b"%d" % sid
+    found = []
     for name in entries:
         if not name.isdigit():
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
         except OSError:
             continue
-        # "pid (comm) state ppid pgrp ..."; comm may itself contain parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == b"%d" % pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+        try:
+            stat = os.read(fd, 512)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        # "pid (comm) state ppid pgrp session ..."; comm may itself contain parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split(None, 4)
+        if len(fields) > 3 and fields[3] == wanted and fields[0] not in (b"Z", b"X"):
+            if name == str(sid):
+                return []
+            found.append(int(name))
+    return found
 
 
 # --------------------------------------------------------------------------- errors
@@ -540,12 +557,12 @@ class BotProcess:
     async def kill(self) -> None:
         """Kill the bot's whole process group and wait for the bot to be reaped.
 
-        Also waits, at most :data:`GROUP_EXIT_WAIT_S`, for the rest of the
-        group to die. Idempotent.
+        Also kills the rest of its session, and waits, at most
+        :data:`GROUP_EXIT_WAIT_S`, for all of it to die. Idempotent.
         """
         self._kill_group()
         self._returncode = await self._process.wait()
-        await self._await_group_exit()
+        await self._clear_session()
         if self._guard is not None:
             self._guard.disarm()
 
@@ -558,16 +575,23 @@ class BotProcess:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
 
-    async def _await_group_exit(self) -> None:
-        """Give the killed group's other members a moment to actually die.
+    async def _clear_session(self) -> None:
+        """Kill what is left of the reaped bot's session and give it a moment to die.
 
-        ``SIGKILL`` takes effect asynchronously; waiting (briefly, bounded by
-        :data:`GROUP_EXIT_WAIT_S`) means that once cleanup returns, nothing the
-        bot forked is still consuming CPU. Costs nothing for a bot that did not
-        fork.
+        The group kill already hit the bot's group; this also reaches descendants
+        that moved to another group of the session. ``SIGKILL`` takes effect
+        asynchronously; waiting (briefly, bounded by :data:`GROUP_EXIT_WAIT_S`)
+        means that once cleanup returns, nothing the bot forked is still consuming
+        CPU. One scan of ``/proc`` (well under a millisecond on a machine with a
+        hundred processes) for a bot that did not fork.
         """
         deadline = trio.current_time() + GROUP_EXIT_WAIT_S
-        while _group_has_live_members(self.pid) and trio.current_time() < deadline:
+        while stragglers := _session_stragglers(self.pid):
+            for pid in stragglers:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if trio.current_time() >= deadline:
+                return
             await trio.sleep(0.002)
 
     def _start_services(self, nursery: trio.Nursery) -> None:
@@ -637,7 +661,7 @@ class BotProcess:
             return
         self._kill_group()
         self._returncode = await self._process.wait()
-        await self._await_group_exit()
+        await self._clear_session()
         if self._guard is not None:
             await self._guard.close()
         with trio.move_on_after(STDERR_DRAIN_S):
@@ -670,13 +694,16 @@ async def open_bot_process(
         raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
     env = command.child_env()
     _resolve_executable(command, env)
-    preexec = _make_preexec(command.limits.rlimits())
+    limits = command.limits.rlimits()
 
     log: BinaryIO | None = None
     if stderr_path is not None:
         stderr_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(stderr_path, "wb")  # noqa: SIM115 - owned by BotProcess
+    guard: GroupGuard | None = None
     try:
+        # The guard first: the bot's process tells it its group before its exec.
+        guard = await GroupGuard.start(command.display)
         process = await trio.lowlevel.open_process(
             list(command.argv),
             stdin=subprocess.PIPE,
@@ -686,39 +713,38 @@ async def open_bot_process(
             env=env,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=preexec,
+            preexec_fn=_make_preexec(limits, guard),
         )
-    except (OSError, subprocess.SubprocessError) as exc:
+    except BaseException as exc:
         if log is not None:
             log.close()
-        raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
-    except BaseException:
-        if log is not None:
-            log.close()
+        if guard is not None:  # the bot's process, if any, died before its exec
+            await guard.close()
+        if isinstance(exc, (OSError, subprocess.SubprocessError)):
+            raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
         raise
 
     bot = BotProcess(command, process, log, stderr_cap_bytes)
+    bot._guard = guard
     raised: BaseException | None = None
     unwrapped = False
     try:
-        bot._guard = await GroupGuard.start(process.pid)
-        try:
-            async with trio.open_nursery() as nursery:
-                bot._start_services(nursery)
-                try:
-                    yield bot
-                except BaseException as exc:
-                    raised = exc
-                    raise
-                finally:
-                    with trio.CancelScope(shield=True):
-                        await bot._shutdown()
-        except BaseExceptionGroup as group:
-            # The service tasks never raise, so the nursery's group can only
-            # wrap what the body raised: hand that back unwrapped.
-            if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
+        async with trio.open_nursery() as nursery:
+            bot._start_services(nursery)
+            try:
+                yield bot
+            except BaseException as exc:
+                raised = exc
                 raise
-            unwrapped = True
+            finally:
+                with trio.CancelScope(shield=True):
+                    await bot._shutdown()
+    except BaseExceptionGroup as group:
+        # The service tasks never raise, so the nursery's group can only
+        # wrap what the body raised: hand that back unwrapped.
+        if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
+            raise
+        unwrapped = True
     finally:
         with trio.CancelScope(shield=True):  # no-op unless the nursery failed to open
             await bot._shutdown()

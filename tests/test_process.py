@@ -398,8 +398,44 @@ async def test_forked_children_do_not_hang_referee(mode: str, delay: str) -> Non
     assert_dead(child)
 
 
+# Forks a child that moves to a process group of its own (staying in the bot's session)
+# and prints its pid; the bot then stays, or exits at once.
+MOVE_GROUP = """
+import os, sys, time
+ready_r, ready_w = os.pipe()
+if os.fork() == 0:
+    os.setpgid(0, 0)
+    print(os.getpid(), flush=True)
+    os.write(ready_w, b"x")
+    time.sleep(600)
+    os._exit(0)
+os.read(ready_r, 1)
+if sys.argv[1] == "stay":
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("mode", ["stay", "exit"], ids=["bot-stays", "bot-exits"])
+async def test_descendant_in_another_group_is_killed(mode: str) -> None:
+    """A descendant that leaves the bot's process group is still in its session, where
+    cleanup finds it."""
+    async with open_bot_process(python_bot(MOVE_GROUP, mode)) as bot:
+        moved = int(await read_line(bot))
+        try:
+            assert os.getpgid(moved) == moved and os.getsid(moved) == bot.pid
+            if mode == "exit":
+                with trio.fail_after(2):
+                    assert await bot.wait() == 0
+        except BaseException:
+            os.kill(moved, signal.SIGKILL)
+            raise
+    assert_reaped(bot.pid)
+    assert_dead(moved)
+
+
 async def test_escaped_descendant_does_not_hang_referee() -> None:
-    """A descendant that leaves the group survives (documented), but cleanup returns."""
+    """A descendant that starts a session of its own survives (documented), but cleanup
+    returns."""
     code = """
 import os, sys, time
 if os.fork() == 0:
