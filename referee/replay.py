@@ -126,15 +126,14 @@ def rules_from_wire(data: object) -> Rules:
     raises ReplayError naming the field that is wrong."""
     _check_fields(data, Rules(), "rules")
     assert isinstance(data, dict)
-    flags = dict(data)
-    name = flags.pop("name", Rules().name)
+    name = data.get("name", Rules().name)
     if name not in PRESETS:
         raise _wrong("rules.name", f"a rules preset ({', '.join(PRESETS)})", name)
     deck = Rules.preset(name).deck
-    if flags.get("deck", deck) != deck:
-        raise _wrong("rules.deck", f"{deck!r}, the deck of {name}", flags["deck"])
+    if data.get("deck", deck) != deck:
+        raise _wrong("rules.deck", f"{deck!r}, the deck of {name}", data["deck"])
     try:
-        return Rules.preset(name, **flags)
+        return Rules.from_wire(data)
     except (TypeError, ValueError) as exc:
         raise _malformed(f"rules: {exc}") from None
 

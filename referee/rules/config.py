@@ -115,11 +115,11 @@ class Rules:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Rules:
-        data = dict(data)
-        scoring = data.pop("scoring", None)
-        if scoring is not None:
-            data["scoring"] = Scoring(**scoring)
-        return cls(**data)
+        """The rule set of :meth:`to_wire`'s data: its preset (``name``, the default one
+        when missing) with the other fields as overrides; ValueError or TypeError for an
+        unknown preset, flag or value."""
+        flags = dict(data)
+        return cls.preset(flags.pop("name", cls().name), **flags)
 
 
 PRESETS = ("super-taki-2018", "super-taki-classic")
