@@ -22,10 +22,10 @@ from pathlib import Path
 import attrs
 import trio
 
-from referee.dask_executor import DaskExecutor
-from referee.league import Executor, LocalExecutor, league_size, run_league
-from referee.settings import LeagueConfig, load_league
-from referee.store import ResultStore
+from referee.config.settings import LeagueConfig, load_league
+from referee.league.dask_executor import DaskExecutor
+from referee.league.runner import Executor, LocalExecutor, league_size, run_league
+from referee.league.store import ResultStore
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from referee.core.schedule import derive_seed
 from referee.rules import new_game, view
-from referee.schedule import derive_seed
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "sample_bots"

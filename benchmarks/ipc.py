@@ -37,12 +37,12 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 from taki_protocol import Decide
 
-from referee.cli_match import match_games
-from referee.clock import TimeControl
-from referee.match import GameOutcome, MatchSettings, play_block
-from referee.process import BotCommand
+from referee.cli.match import match_games
+from referee.config.settings import BotSpec
+from referee.core.clock import TimeControl
+from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.rules import Rules, new_game, view
-from referee.settings import BotSpec
+from referee.shell.process import BotCommand
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"

@@ -9,7 +9,7 @@ import argparse
 import random
 import time
 
-from referee.ratings import GameResult, rate
+from referee.ratings.elo import GameResult, rate
 
 
 def synthetic_league(bots: int, games: int, seats: int, seed: int) -> list[GameResult]:

@@ -1,0 +1,1 @@
+"""The taki-referee command line: one module per command. Imported by nothing."""

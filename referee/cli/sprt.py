@@ -1,0 +1,105 @@
+"""``taki-referee sprt NEW OLD``: a regression gate for CI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import attrs
+from rich.console import Console
+
+from referee.cli.match import print_json, require_deal, require_directories
+from referee.cli.remote import remote_seats
+from referee.config.settings import available_cpus, parse_bot_arg
+from referee.core.clock import TimeControl
+from referee.league.botcheck import require_bots
+from referee.league.sprt_run import run_sprt
+from referee.match.game import MatchSettings
+from referee.ratings.elo import Sprt
+from referee.rules import Rules
+
+#: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the
+#: expected score rounds to exactly 0 or 1 and the likelihood ratio is undefined.
+MAX_ELO = 2000
+
+
+async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
+    from referee.cli.main import UsageError
+
+    new = parse_bot_arg(args.new, 0, "NEW")
+    old = parse_bot_arg(args.old, 1, "OLD")
+    if new.name == old.name:
+        old = attrs.evolve(old, name=f"{old.name}-old")
+    for flag, value in (("--elo0", args.elo0), ("--elo1", args.elo1)):
+        if not -MAX_ELO <= value <= MAX_ELO:  # also refuses nan and inf
+            raise UsageError(f"{flag} must be between -{MAX_ELO} and {MAX_ELO}, got {value}")
+    try:
+        sprt = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+    except ValueError as exc:
+        raise UsageError(f"bad SPRT bounds: {exc}") from None
+    if args.max_games < 2:
+        raise UsageError("--max-games must be at least 2 (one duplicate pair)")
+    if args.concurrency is not None and args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    require_deal(rules, 2)
+    require_directories(("--log-dir", args.log_dir))
+    settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
+    concurrency = args.concurrency or available_cpus()
+    if not args.no_bot_check:
+        # A baseline that cannot start would lose every game: H1 for a broken OLD.
+        await require_bots([new, old], time, limit=2)
+    err = Console(stderr=True)
+    show = sys.stderr.isatty() and not args.json
+
+    def on_pair(state: object) -> None:
+        if show:
+            from referee.ratings.elo import SprtState
+
+            assert isinstance(state, SprtState)
+            err.print(f"pairs {state.pairs:5d}  LLR {state.llr():+6.2f} "
+                      f"[{sprt.lower:+.2f}, {sprt.upper:+.2f}]", end="\r")
+
+    async with remote_seats(args, [new, old]) as seats:
+        if seats is not None:
+            # As with the bot check: a remote NEW or OLD that never joins would forfeit
+            # every game, and the test would reach a verdict on forfeits alone.
+            absent = await seats.wait_until_joined(seats.join_timeout_s)
+            if absent:
+                raise UsageError(
+                    f"remote bot(s) {', '.join(absent)} did not join within"
+                    f" {seats.join_timeout_s:g} s; no game was played"
+                )
+        outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
+                                 seed=args.seed, concurrency=concurrency, on_pair=on_pair,
+                                 remote=seats)
+    state = outcome.state
+    estimate = state.estimate()
+    verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger"
+               }.get(outcome.status, "no decision: the game cap was reached")
+    if args.json:
+        print_json({
+            "result": outcome.status if outcome.status != "continue" else "cap",
+            "games": outcome.games,
+            "pairs": state.pairs,
+            "pentanomial": list(state.counts),
+            "llr": round(state.llr(), 4),
+            "bounds": [round(sprt.lower, 4), round(sprt.upper, 4)],
+            "elo": round(estimate.elo, 1),
+            "ci95": [round(x, 1) for x in estimate.ci95],
+            "los": round(estimate.los, 4),
+            "forfeits": outcome.forfeits,
+        })
+    else:
+        if show:
+            err.print()
+        console = Console(soft_wrap=True)
+        console.print(f"{new.name} vs {old.name}: {outcome.games} games, {state.pairs} pairs, "
+                      f"pentanomial {list(state.counts)}", highlight=False)
+        console.print(f"Elo {estimate.elo:+.1f} (95% {estimate.ci95[0]:+.1f} .. "
+                      f"{estimate.ci95[1]:+.1f}), LOS {estimate.los:.1%}", highlight=False)
+        console.print(f"LLR {state.llr():+.2f} in [{sprt.lower:+.2f}, {sprt.upper:+.2f}] "
+                      f"(elo0={sprt.elo0:g}, elo1={sprt.elo1:g}, alpha={sprt.alpha:g}, "
+                      f"beta={sprt.beta:g}): {verdict}", highlight=False)
+        if outcome.forfeits:
+            console.print(f"forfeits: {outcome.forfeits}", highlight=False)
+    return outcome.exit_code

@@ -1,0 +1,519 @@
+"""User settings: bot specs from the command line and league files in TOML.
+
+A bad setting raises :class:`SettingsError` naming the file, the line and the key, so a
+user never has to guess what the referee did not like.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from referee.core.clock import TimeControl
+from referee.rules import PRESETS, RULES_REVISION, Rules
+from referee.rules.config import DealError
+from referee.shell.process import BotCommand, ResourceLimits
+
+#: An interpreter name that, as the first word of a bot command, means the referee's
+#: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
+PYTHON_NAMES = ("python", "python3")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+#: ``[league] executor``: "local", or a Dask scheduler as ``dask://HOST:PORT``.
+DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
+
+
+class SettingsError(Exception):
+    """A setting that the referee cannot use; the message says where and why."""
+
+
+#: The command of a remote seat: ``NAME=remote`` on the command line.
+REMOTE = "remote"
+
+
+@attrs.frozen
+class BotSpec:
+    """A named bot: how to start it, or None for a remote bot, which connects to the
+    referee over TCP (docs/remote.md)."""
+
+    name: str
+    command: BotCommand | None
+    #: Where the bot was given, for messages: ``league.toml:14`` (its ``[[bots]]``
+    #: entry), or ``NEW``, ``OLD``, ``argument 2`` on the command line. Not part of
+    #: the bot's identity.
+    origin: str | None = attrs.field(default=None, eq=False)
+
+    @property
+    def remote(self) -> bool:
+        return self.command is None
+
+    @property
+    def display(self) -> str:
+        return REMOTE if self.command is None else self.command.display
+
+    def local_command(self) -> BotCommand:
+        """The command of a local bot; ValueError for a remote one."""
+        if self.command is None:
+            raise ValueError(f"bot {self.name!r} is remote: it has no command to start")
+        return self.command
+
+
+def make_command(
+    command: str,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    limits: ResourceLimits | None = None,
+) -> BotCommand:
+    """A bot's command; ValueError for one that cannot be started (no program, a NUL
+    character, an environment variable that cannot be set)."""
+    if "\0" in command:
+        raise ValueError("the command contains a NUL character (\\u0000)")
+    problem = env_error(env or {})
+    if problem is not None:
+        raise ValueError(f"env: {problem}")
+    cmd = BotCommand.parse(command, cwd=cwd, env=env, limits=limits)
+    if cmd.argv[0] in PYTHON_NAMES:
+        cmd = attrs.evolve(cmd, argv=(sys.executable, *cmd.argv[1:]))
+    return cmd
+
+
+def env_error(env: Mapping[str, str]) -> str | None:
+    """What keeps ``env`` from being a process's environment variables, or None."""
+    for name, value in env.items():
+        if not name:
+            return "a variable needs a name (found an empty one)"
+        if "=" in name or "\0" in name:
+            return f"variable name {name!r} cannot contain '=' or a NUL character (\\u0000)"
+        if "\0" in value:
+            return f"the value of {name} contains a NUL character (\\u0000)"
+    return None
+
+
+def directory_error(path: Path) -> str | None:
+    """What keeps ``path`` from being used as a directory (and created, with its
+    parents, when missing), or None: a file or a broken symbolic link in its place or in
+    the place of one of its parents."""
+    if "\0" in str(path):
+        return "the path contains a NUL character (\\u0000)"
+    for place in (path, *path.parents):
+        try:
+            if place.is_dir():
+                return None
+            if place.is_symlink():
+                what = "a broken symbolic link"
+            elif place.exists():
+                what = "a file, not a directory" if place.is_file() else "not a directory"
+            else:
+                continue
+        except OSError as exc:
+            return f"cannot reach {place}: {exc.strerror}"
+        return f"it is {what}" if place == path else f"{place} is {what}"
+    return None
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, which a container or
+    ``taskset`` may narrow), else the machine's count: the default concurrency."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no sched_getaffinity on this platform
+        return os.cpu_count() or 1
+
+
+def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
+    """A bot from the command line: ``COMMAND``, ``NAME=COMMAND``, or ``NAME=remote`` for
+    a remote seat. ``origin`` says where it was given (default ``argument N``)."""
+    origin = origin or f"argument {index + 1}"
+    name, sep, command = text.partition("=")
+    if not sep or not NAME_PATTERN.match(name) or " " in name:
+        name, command = "", text
+    if command.strip() == REMOTE:
+        if not name:
+            raise SettingsError(
+                f"bot {index + 1}: a remote seat needs a name: NAME=remote"
+                " (use ./remote for an executable of that name)"
+            )
+        return BotSpec(name, None, origin)
+    try:
+        cmd = make_command(command)
+    except ValueError as exc:
+        raise SettingsError(f"bot {index + 1}: {exc}") from None
+    if not name:
+        name = _default_name(cmd, index)
+    return BotSpec(name, cmd, origin)
+
+
+#: Programs that run a script: a bot started with one is named after its script.
+INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|java|bash|sh)$")
+
+
+def _default_name(cmd: BotCommand, index: int) -> str:
+    """The script's name for ``python bot.py`` or ``node js/bot.js`` (then the folder's
+    name when the script is called bot or main), else the executable's name."""
+    words = [w for w in cmd.argv if not w.startswith("-")]
+    program = Path(cmd.argv[0])
+    target = program
+    if (cmd.argv[0] == sys.executable or INTERPRETERS.match(program.name)) and len(words) > 1:
+        target = Path(words[1])
+    stem = target.stem
+    if stem in ("bot", "main", "index") and target.parent.name:
+        stem = target.parent.name
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", stem) or f"bot{index + 1}"
+
+
+def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
+    """Give repeated names a suffix (``random``, ``random-2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for bot in bots:
+        n = seen.get(bot.name, 0) + 1
+        seen[bot.name] = n
+        out.append(bot if n == 1 else attrs.evolve(bot, name=f"{bot.name}-{n}"))
+    return out
+
+
+# --------------------------------------------------------------------- leagues
+
+
+@attrs.frozen
+class LeagueConfig:
+    path: Path
+    bots: tuple[BotSpec, ...]
+    table_size: int = 2
+    deals: int = 6
+    seed: int = 0
+    concurrency: int = attrs.field(factory=available_cpus)
+    rules: Rules = attrs.field(factory=Rules)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    replay_dir: Path | None = None
+    restart: bool = True
+    fault_policy: str = "forfeit"
+    strikes: int = 3
+    #: Where the games are played: "local" or "dask://HOST:PORT".
+    executor: str = "local"
+    #: The most deals one unit of work (one set of bot processes) plays; None: sized
+    #: from ``concurrency`` (``referee.league.runner.deals_per_unit``).
+    deals_per_process: int | None = None
+
+    def identity(self) -> str:
+        """What must not change between two runs into the same database."""
+        names = ",".join(b.name for b in self.bots)
+        return (
+            f"bots={names};table_size={self.table_size};deals={self.deals};seed={self.seed};"
+            f"rules={sorted(self.rules.to_wire().items())};rules_revision={RULES_REVISION}"
+        )
+
+
+_LEAGUE_KEYS = {
+    "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
+    "fault_policy", "strikes", "executor", "deals_per_process",
+}
+_TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
+_BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits"}
+_LIMIT_KEYS = {"address_space_mb", "cpu_seconds", "file_size_mb", "open_files"}
+_RULE_FLAGS = {
+    "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
+    "pyramid", "hand_size",
+}
+_BOOL_FLAGS = {"voluntary_draw", "crazy_card", "plus3_rule", "pyramid"}
+
+
+def rule_flag_error(name: str, value: object) -> str | None:
+    """What is wrong with the rule flag ``name`` = ``value``, or None when it is usable
+    (the rules core checks ranges; this checks names and types)."""
+    if name not in _RULE_FLAGS:
+        return f"unknown rule flag (known: {', '.join(sorted(_RULE_FLAGS))})"
+    if name in _BOOL_FLAGS:
+        if not isinstance(value, bool):
+            return f"must be true or false, not {value!r}"
+    elif not isinstance(value, int) or isinstance(value, bool):
+        return f"must be an integer, not {value!r}"
+    return None
+
+
+def executor_error(value: object) -> str | None:
+    """What is wrong with an ``executor`` setting, or None when it is usable."""
+    usage = 'must be "local" or "dask://HOST:PORT" (a Dask scheduler)'
+    if not isinstance(value, str):
+        return f"{usage}, not {value!r}"
+    if value == "local":
+        return None
+    match = DASK_EXECUTOR.match(value)
+    if match is None:
+        return f"{usage}, not {value!r}"
+    if not 1 <= int(match.group(2)) <= 65535:
+        return f"port {match.group(2)} is not between 1 and 65535"
+    return None
+
+
+class _Locator:
+    """Finds the line of a key in a TOML file, for error messages."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def line_of(self, section: str, key: str | None = None, index: int = 0) -> int | None:
+        """The line of ``key`` in the ``index``-th ``[section]`` (or ``[[section]]``) table;
+        the table's header line when the key is not written there (a missing key); the
+        line of ``section = ...`` when the section is a top-level key."""
+        current = ""
+        seen = -1
+        header_line = None
+        for number, raw in enumerate(self.lines, 1):
+            line = raw.strip()
+            header = re.match(r"^\[\[?\s*([A-Za-z0-9_.\"-]+)\s*\]\]?", line)
+            if header:
+                current = header.group(1)
+                if current == section:
+                    seen += 1
+                    if seen == index:
+                        header_line = number
+                        if key is None:
+                            return number
+                elif (
+                    key is not None and seen == index and current == f"{section}.{key}"
+                ):  # a sub-table such as [bots.limits]
+                    return number
+                continue
+            if current == "" and _assigns(line, section):
+                return number
+            if current == section and seen == index and key is not None and _assigns(line, key):
+                return number
+        return header_line
+
+
+def _assigns(line: str, key: str) -> bool:
+    """Whether a TOML line assigns ``key`` (plain, quoted or dotted)."""
+    return re.match(rf"^([\"']?){re.escape(key)}\1\s*(=|\.)", line) is not None
+
+
+def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> SettingsError:
+    """A TOML syntax error with its line number and the text of that line."""
+    message = str(exc)
+    lines = text.splitlines()
+    match = re.search(r"\(at line (\d+), column \d+\)", message)
+    if match:
+        number = int(match.group(1))
+    elif "end of document" in message:
+        number = len(lines)
+    else:
+        return SettingsError(f"{path}: TOML syntax error: {message}")
+    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+    shown = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    return SettingsError(f"{path}:{number}: TOML syntax error: {message}: {shown!r}")
+
+
+def load_league(path: str | Path) -> LeagueConfig:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"cannot read league file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: not a UTF-8 text file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(path, text, exc) from None
+    return _parse_league(path, data, _Locator(text))
+
+
+def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueConfig:
+    def fail(section: str, key: str | None, message: str, index: int = 0) -> SettingsError:
+        line = where.line_of(section, key, index)
+        at = f"{path}:{line}" if line else str(path)
+        label = f"[{section}]" + (f" {key}" if key else "")
+        if section == "bots":
+            label = f"[[bots]] #{index + 1}" + (f" {key}" if key else "")
+        return SettingsError(f"{at}: {label}: {message}")
+
+    for section, value in data.items():
+        if section not in ("league", "time", "bots", "rules"):
+            line = where.line_of(section)
+            at = f"{path}:{line}" if line else str(path)
+            what = "section" if isinstance(value, dict | list) else "top-level key"
+            raise SettingsError(
+                f"{at}: {section}: unknown {what} (known sections: league, time, rules, bots;"
+                " settings such as seed go under [league])"
+            )
+    league = _table(data, "league", fail)
+    for key in league:
+        if key not in _LEAGUE_KEYS:
+            raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
+    kwargs: dict[str, Any] = {}
+    for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process"):
+        if key in league:
+            value = league[key]
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise fail("league", key, f"must be an integer, not {value!r}")
+            kwargs[key] = value
+    if not 2 <= kwargs.get("table_size", 2) <= 10:
+        raise fail("league", "table_size", "must be between 2 and 10")
+    if kwargs.get("deals", 1) < 1:
+        raise fail("league", "deals", "must be at least 1")
+    if kwargs.get("concurrency", 1) < 1:
+        raise fail("league", "concurrency", "must be at least 1")
+    if kwargs.get("strikes", 1) < 1:
+        raise fail("league", "strikes", "must be at least 1")
+    if kwargs.get("deals_per_process", 1) < 1:
+        raise fail("league", "deals_per_process", "must be at least 1")
+    if "restart" in league:
+        if not isinstance(league["restart"], bool):
+            raise fail("league", "restart", "must be true or false")
+        kwargs["restart"] = league["restart"]
+    if "fault_policy" in league:
+        if league["fault_policy"] not in ("forfeit", "strikes"):
+            raise fail("league", "fault_policy", "must be \"forfeit\" or \"strikes\"")
+        kwargs["fault_policy"] = league["fault_policy"]
+    if "replay_dir" in league:
+        if not isinstance(league["replay_dir"], str):
+            raise fail("league", "replay_dir", "must be a path string")
+        kwargs["replay_dir"] = path.parent / league["replay_dir"]
+        problem = directory_error(kwargs["replay_dir"])
+        if problem is not None:
+            raise fail("league", "replay_dir", f"{league['replay_dir']!r}: {problem}")
+    if "executor" in league:
+        problem = executor_error(league["executor"])
+        if problem is not None:
+            raise fail("league", "executor", problem)
+        kwargs["executor"] = league["executor"]
+
+    preset = league.get("rules", "super-taki-2018")
+    flags = _table(data, "rules", fail)
+    for key, value in flags.items():
+        problem = rule_flag_error(key, value)
+        if problem is not None:
+            raise fail("rules", key, problem)
+    if preset not in PRESETS:
+        raise fail("league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+    try:
+        kwargs["rules"] = Rules.preset(preset, **flags)
+    except (TypeError, ValueError) as exc:
+        culprit = next((k for k in flags if k in str(exc)), None)
+        raise fail("rules", culprit, str(exc)) from None
+    table_size = kwargs.get("table_size", 2)
+    try:
+        kwargs["rules"].check_deal(table_size)
+    except DealError as exc:
+        raise fail("rules", "hand_size", f"{exc}; [league] table_size is {table_size}") from None
+
+    time = _table(data, "time", fail)
+    for key, value in time.items():
+        if key not in _TIME_KEYS:
+            raise fail("time", key, f"unknown key (known: {', '.join(sorted(_TIME_KEYS))})")
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise fail("time", key, f"must be a whole number of milliseconds, not {value!r}")
+    try:
+        kwargs["time"] = TimeControl(**time)
+    except (TypeError, ValueError) as exc:
+        culprit = next((k for k in time if k in str(exc)), None)
+        raise fail("time", culprit, str(exc)) from None
+
+    raw_bots = data.get("bots", [])
+    if not isinstance(raw_bots, list):
+        line = where.line_of("bots")
+        raise SettingsError(
+            f"{path}:{line}: bots: must be an array of tables (one [[bots]] table per bot)"
+            if line else f"{path}: bots: must be an array of tables (one [[bots]] table per bot)"
+        )
+    if not raw_bots:
+        raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
+    bots = []
+    for i, entry in enumerate(raw_bots):
+        line = where.line_of("bots", None, i)
+        origin = f"{path}:{line}" if line else str(path)
+        bots.append(attrs.evolve(_parse_bot(path, entry, i, fail), origin=origin))
+    names = [b.name for b in bots]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise fail("bots", "name", f"duplicate bot name {name!r}", i)
+    if len(bots) < 2:
+        raise SettingsError(f"{path}: a league needs at least two bots, found {len(bots)}")
+    if kwargs.get("table_size", 2) > len(bots):
+        raise fail("league", "table_size", f"is larger than the number of bots ({len(bots)})")
+    remote = [b.name for b in bots if b.remote]
+    if remote and kwargs.get("executor", "local") != "local":
+        raise fail(
+            "league", "executor",
+            f"remote bots ({', '.join(remote)}) connect to this referee: they need the"
+            ' "local" executor',
+        )
+    return LeagueConfig(path=path, bots=tuple(bots), **kwargs)
+
+
+def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, dict):
+        raise fail(name, None, "must be a table")
+    return value
+
+
+def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
+    if not isinstance(entry, dict):
+        raise fail("bots", None, "must be a table with a name and a command (or remote = true)", i)
+    for key in entry:
+        if key not in _BOT_KEYS:
+            raise fail("bots", key, f"unknown key (known: {', '.join(sorted(_BOT_KEYS))})", i)
+    name = entry.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("bots", "name", "needs a name of letters, digits and _.+- (up to 64)", i)
+    remote = entry.get("remote", False)
+    if not isinstance(remote, bool):
+        raise fail("bots", "remote", "must be true or false", i)
+    if remote:
+        for key in ("command", "cwd", "env", "limits"):
+            if key in entry:
+                raise fail(
+                    "bots", key, f"a remote bot (remote = true) has no {key}: it runs"
+                    " elsewhere and connects to the referee", i,
+                )
+        return BotSpec(name, None)
+    command = entry.get("command")
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        command = shlex.join(command)
+    if not isinstance(command, str) or not command.strip():
+        raise fail(
+            "bots", "command",
+            "needs a command (a string or a list of strings), or remote = true", i,
+        )
+    cwd = entry.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise fail("bots", "cwd", "must be a path string", i)
+        # A missing directory is left to the bot check: on a Dask cluster it need only
+        # exist on the workers.
+        problem = directory_error(path.parent / cwd)
+        if problem is not None:
+            raise fail("bots", "cwd", f"{cwd!r}: {problem}", i)
+        cwd = str(path.parent / cwd)
+    env = entry.get("env")
+    if env is not None and (
+        not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())
+    ):
+        raise fail("bots", "env", "must be a table of strings", i)
+    problem = env_error(env or {})
+    if problem is not None:
+        raise fail("bots", "env", problem, i)
+    limits_raw = entry.get("limits", {})
+    if not isinstance(limits_raw, dict):
+        raise fail("bots", "limits", "must be a table", i)
+    for key in limits_raw:
+        if key not in _LIMIT_KEYS:
+            raise fail("bots", "limits", f"unknown limit {key!r}", i)
+    try:
+        limits = ResourceLimits(**limits_raw)
+    except (TypeError, ValueError) as exc:
+        raise fail("bots", "limits", str(exc), i) from None
+    try:
+        cmd = make_command(command, cwd=cwd, env=env, limits=limits)
+    except (TypeError, ValueError) as exc:
+        raise fail("bots", "command", str(exc), i) from None
+    return BotSpec(name, cmd)

@@ -1,0 +1,540 @@
+"""Playing a league's games on a Dask cluster.
+
+The process that runs ``taki-referee league`` is the *coordinator*: it walks the
+schedule lazily, submits one task per unit of work (the duplicate blocks of one table
+that one set of bot processes plays, as in a local league; ``[league]
+deals_per_process``), keeps a bounded number of tasks in flight, and is the only
+process that writes the results database, the replays and the bot logs. A task runs on
+a worker: it starts the unit's bots there and plays its blocks with the same Trio match
+runner as a local league (``trio.run(play_block, ...)``), then returns the outcomes, the
+replays (as text) and the bot logs (as bytes), since the worker's disk need not be the
+coordinator's.
+
+Every game keeps its schedule id, so a block that runs twice (Dask re-runs the tasks of
+a worker that died; the coordinator re-submits a block a worker could not play) never
+stores a game twice: games the database already holds are skipped.
+
+Before a worker plays a bot for the first time in a league run, it runs the bot check
+(:mod:`referee.league.botcheck`: the bot must start and complete the handshake). A worker that
+cannot start one of a block's bots (the check fails, or
+:class:`~referee.core.faults.BotStartError` later) reports an :class:`InfrastructureFailure`
+instead of forfeiting the bot. The coordinator stores the games played before it, then
+re-submits the rest of the block to the other workers only (a strict restriction: Dask
+never moves it back to a worker that failed), up to :data:`MAX_ATTEMPTS` attempts per
+block; after that, or when every worker has failed, the league stops with a
+:class:`ClusterError` that names the bot, its command and the workers.
+
+Dask is an optional dependency (``pip install -e '.[dask]'`` in the source tree): this module
+imports it only when a league is played on a cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from referee.config.settings import BotSpec
+from referee.core.faults import BotStartError
+from referee.core.schedule import ScheduledGame
+from referee.league.botcheck import BotCheckFailure, check_bots
+from referee.league.runner import LeagueJob
+from referee.match.game import GameOutcome, MatchSettings, play_block, replay_path
+from referee.shell.process import BotCommand, ResourceLimits
+
+#: Attempts per block when workers cannot start its bots (the first run included).
+MAX_ATTEMPTS = 3
+#: How long to wait for the scheduler to answer, and then for a first worker.
+CONNECT_TIMEOUT_S = 10
+WORKERS_TIMEOUT_S = 60
+#: How often the coordinator checks its connection to the scheduler and looks for tasks
+#: stranded on workers that have left, whether or not results keep arriving.
+POLL_S = 5.0
+
+#: How to install the extra: the package is installed from its source tree.
+INSTALL_HINT = "pip install -e '.[dask]' in the taki-referee source tree"
+
+
+class ClusterError(Exception):
+    """The league cannot be played on the cluster: Dask is not installed, the scheduler
+    cannot be reached, no worker joins, or no worker could start a block's bots."""
+
+
+def require_distributed() -> Any:
+    """The ``distributed`` module, or a ClusterError that says how to install it."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ClusterError(
+            "running a league on a Dask cluster needs the optional dependency"
+            f" dask[distributed] ({INSTALL_HINT}): {exc}"
+        ) from None
+    return distributed
+
+
+def scheduler_address(text: str) -> str:
+    """A Dask address from ``dask://HOST:PORT`` (the league file's form), ``HOST:PORT``
+    or an address with a Dask protocol such as ``tcp://HOST:PORT``."""
+    text = text.strip()
+    if not text:
+        raise ClusterError("the Dask scheduler address is empty")
+    if text.startswith("dask://"):
+        return "tcp://" + text.removeprefix("dask://")
+    if "://" in text:
+        return text
+    return "tcp://" + text
+
+
+# ------------------------------------------------------------------- the task
+
+
+@attrs.frozen
+class WorkerBot:
+    """A bot as plain values, for the trip to a worker (a :class:`BotCommand` keeps its
+    environment in a read-only mapping proxy, which pickle refuses)."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: tuple[tuple[str, str], ...] | None
+    limits: tuple[tuple[str, int | None], ...]
+
+    @classmethod
+    def of(cls, spec: BotSpec) -> WorkerBot:
+        cmd = spec.local_command()  # a remote bot cannot play on a worker
+        return cls(
+            name=spec.name,
+            argv=cmd.argv,
+            cwd=cmd.cwd,
+            env=None if cmd.env is None else tuple(sorted(cmd.env.items())),
+            limits=tuple(attrs.asdict(cmd.limits).items()),
+        )
+
+    def spec(self, coordinator_python: str) -> BotSpec:
+        """The bot on this worker. ``python`` in a league file means the referee's own
+        interpreter: the coordinator's path becomes the worker's."""
+        argv = self.argv
+        if argv[0] == coordinator_python:
+            argv = (sys.executable, *argv[1:])
+        env = None if self.env is None else dict(self.env)
+        limits = ResourceLimits(**dict(self.limits))
+        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits))
+
+
+@attrs.frozen
+class BlockTask:
+    """The games of one block to play on a worker."""
+
+    block: str
+    games: tuple[ScheduledGame, ...]
+    bots: tuple[WorkerBot, ...]
+    #: Without replay_dir and log_dir: the worker uses a directory of its own.
+    settings: MatchSettings
+    replays: bool
+    logs: bool
+    #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
+    python: str
+    #: The league run: a worker checks each bot once per run (:func:`play_block_task`).
+    run: str = ""
+
+
+@attrs.frozen
+class InfrastructureFailure:
+    """A worker could not start a bot: the worker's fault, never the bot's."""
+
+    worker: str
+    #: The bot's name in the league, and its command as the worker ran it.
+    bot: str
+    command: str
+    problem: str
+
+    def describe(self) -> str:
+        return (f"cannot start bot {self.bot!r} ({self.command}) on worker {self.worker}:"
+                f" {self.problem}")
+
+
+@attrs.frozen
+class PlayedGame:
+    #: The outcome, with no replay path (the replay file was the worker's).
+    outcome: GameOutcome
+    #: The replay file's text, when replays are kept.
+    replay: str | None
+
+
+@attrs.frozen
+class BlockResult:
+    """What a task returns: the games it finished, the bot logs, and the failure that
+    stopped it early (the games before the failure are still in ``games``)."""
+
+    block: str
+    worker: str
+    games: tuple[PlayedGame, ...]
+    #: (file name, contents) of every bot log of the block.
+    logs: tuple[tuple[str, bytes], ...] = ()
+    failure: InfrastructureFailure | None = None
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):  # not running in a Dask worker
+        return "local"
+
+
+#: The (run, bot) pairs whose bot passed the bot check in this worker process. Only
+#: passes are kept, and only for their run: a bot installed or fixed on a worker after
+#: a failure is checked again, by the next run at the latest.
+_CHECKED: set[tuple[str, WorkerBot]] = set()
+_CHECKED_LOCK = threading.Lock()
+
+
+async def _check_then_play(
+    task: BlockTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any
+) -> BotCheckFailure | None:
+    """Check the block's bots that this worker has not checked in this run, then play
+    the block; the first failure of the check instead (no game is played then)."""
+    with _CHECKED_LOCK:
+        unchecked = [(wb, b) for wb, b in zip(task.bots, bots, strict=True)
+                     if (task.run, wb) not in _CHECKED]
+    if unchecked:
+        failures = await check_bots([b for _, b in unchecked], settings.time)
+        if failures:
+            return failures[0]
+        with _CHECKED_LOCK:
+            _CHECKED.update((task.run, wb) for wb, _ in unchecked)
+    await play_block(list(task.games), bots, settings, keep, task.block)
+    return None
+
+
+def play_block_task(task: BlockTask) -> BlockResult:
+    """The Dask task: check the block's bots (once per run and worker process), then
+    play the block on this worker with the Trio match runner."""
+    worker = _worker_address()
+    played: list[PlayedGame] = []
+    failure = None
+    logs: list[tuple[str, bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="taki-block-") as tmp:
+        root = Path(tmp)
+        settings = attrs.evolve(
+            task.settings,
+            replay_dir=root / "replays" if task.replays else None,
+            log_dir=root / "logs" if task.logs else None,
+        )
+        bots = [bot.spec(task.python) for bot in task.bots]
+
+        def keep(outcome: GameOutcome) -> None:
+            text = None
+            if outcome.replay is not None:
+                text = outcome.replay.read_text(encoding="utf-8")
+            played.append(PlayedGame(attrs.evolve(outcome, replay=None), text))
+
+        try:
+            checked = trio.run(_check_then_play, task, bots, settings, keep)
+        except BotStartError as exc:
+            bot = next((b.name for b in bots if b.display == exc.command), "?")
+            failure = InfrastructureFailure(worker, bot, exc.command, exc.problem)
+        else:
+            if checked is not None:
+                last = checked.stderr.splitlines()[-1:]
+                problem = checked.problem + (f" (stderr: {last[0].strip()})" if last else "")
+                failure = InfrastructureFailure(worker, checked.bot, checked.command, problem)
+        if settings.log_dir is not None and settings.log_dir.is_dir():
+            for path in sorted(settings.log_dir.iterdir()):
+                logs.append((path.name, path.read_bytes()))
+    return BlockResult(task.block, worker, tuple(played), tuple(logs), failure)
+
+
+# ------------------------------------------------------------ the coordinator
+
+
+def deliver(job: LeagueJob, result: BlockResult) -> int:
+    """Store the games of a task's result; returns how many were new. Games the store
+    already holds (a block played twice, a result delivered twice) are skipped, and
+    their replays are not written again."""
+    settings = job.settings
+    if settings.log_dir is not None and result.logs:
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in result.logs:
+            (settings.log_dir / Path(name).name).write_bytes(data)
+    new = 0
+    for played in result.games:
+        outcome = played.outcome
+        if job.is_stored(outcome.game.game_id):
+            continue
+        if played.replay is not None and settings.replay_dir is not None:
+            settings.replay_dir.mkdir(parents=True, exist_ok=True)
+            path = replay_path(settings.replay_dir, outcome.game.game_id)
+            path.write_text(played.replay, encoding="utf-8")
+            outcome = attrs.evolve(outcome, replay=path)
+        if job.record(outcome):
+            new += 1
+    return new
+
+
+@attrs.define
+class _Attempt:
+    """A block on its way through the cluster."""
+
+    block: str
+    games: list[ScheduledGame]
+    number: int = 1
+    failed_workers: set[str] = attrs.field(factory=set)
+    #: The only workers the current submission may run on (None: any).
+    allowed: list[str] | None = None
+    #: Why earlier attempts failed.
+    failures: list[InfrastructureFailure | str] = attrs.field(factory=list)
+
+
+class DaskExecutor:
+    """Plays a league's blocks as tasks on the Dask cluster of ``scheduler``
+    (``dask://HOST:PORT``, ``HOST:PORT`` or ``tcp://HOST:PORT``).
+
+    At most ``in_flight`` tasks are submitted at a time (default: twice the workers'
+    threads when the league starts, so every worker thread has its next block queued)."""
+
+    def __init__(
+        self, scheduler: str, *, in_flight: int | None = None, max_attempts: int = MAX_ATTEMPTS
+    ) -> None:
+        require_distributed()
+        self.address = scheduler_address(scheduler)
+        self.in_flight = in_flight
+        self.max_attempts = max_attempts
+        #: The workers' failures to start a bot in the last run (each one re-submitted
+        #: its block elsewhere, or stopped the league).
+        self.failures: list[InfrastructureFailure] = []
+
+    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
+        self.failures = []
+        client = await trio.to_thread.run_sync(self._connect)
+        try:
+            await _Coordinator(self, client, job).run(blocks)
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(_close, client)
+
+    def _connect(self) -> Any:
+        distributed = require_distributed()
+        try:
+            client = distributed.Client(
+                self.address, timeout=CONNECT_TIMEOUT_S, set_as_default=False
+            )
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {self.address}: {exc}"
+            ) from None
+        try:
+            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT_S)
+        except (OSError, TimeoutError):
+            _close(client)
+            raise ClusterError(
+                f"no Dask worker joined the scheduler at {self.address}"
+                f" within {WORKERS_TIMEOUT_S} s"
+            ) from None
+        return client
+
+
+def _close(client: Any) -> None:
+    with contextlib.suppress(Exception):  # best effort: the scheduler may be gone
+        client.close(timeout=5)
+
+
+class _Coordinator:
+    """One league run on the cluster: submits blocks, settles finished tasks."""
+
+    def __init__(self, executor: DaskExecutor, client: Any, job: LeagueJob) -> None:
+        self.executor = executor
+        self.client = client
+        self.job = job
+        self.distributed = require_distributed()
+        self.run_id = uuid.uuid4().hex[:12]
+        self.submissions = itertools.count(1)
+        self.in_flight: dict[Any, _Attempt] = {}
+        self.retry: list[_Attempt] = []
+        #: Failures to start each bot, by bot name: no block with that bot is sent to
+        #: those workers again in this run.
+        self.cannot_start: dict[str, list[InfrastructureFailure]] = {}
+        self.bots = {name: WorkerBot.of(spec) for name, spec in job.bots.items()}
+        settings = job.settings
+        self.settings = attrs.evolve(settings, replay_dir=None, log_dir=None)
+        self.replays = settings.replay_dir is not None
+        self.logs = settings.log_dir is not None
+
+    async def run(self, blocks: Iterator[list[ScheduledGame]]) -> None:
+        limit = self.executor.in_flight
+        if limit is None:
+            threads = await trio.to_thread.run_sync(self._threads)
+            limit = max(2, 2 * threads)
+        send, receive = trio.open_memory_channel[Any](math.inf)
+        token = trio.lowlevel.current_trio_token()
+
+        def finished(future: Any) -> None:  # called in a thread of the Dask client
+            with contextlib.suppress(trio.RunFinishedError):
+                token.run_sync_soon(send.send_nowait, future)
+
+        source = iter(blocks)
+        exhausted = False
+        next_check = trio.current_time() + POLL_S
+        while True:
+            while len(self.in_flight) < limit:
+                if self.retry:
+                    attempt = self.retry.pop()
+                elif not exhausted:
+                    games = next(source, None)
+                    if games is None:
+                        exhausted = True
+                        continue
+                    attempt = _Attempt(games[0].block, games)
+                else:
+                    break
+                future = await self._submit(attempt)
+                self.in_flight[future] = attempt
+                future.add_done_callback(finished)
+            if not self.in_flight:
+                return
+            done = None
+            with trio.move_on_at(next_check):
+                done = await receive.receive()
+            if done is not None and done in self.in_flight:
+                # (Not in flight: a stranded task that was re-submitted.)
+                await self._settle(done, self.in_flight.pop(done))
+            # Every POLL_S, whether or not tasks finish meanwhile: a stranded task must
+            # not hold its place while the others keep the results coming.
+            if trio.current_time() >= next_check:
+                self._check_connection()
+                await self._reroute_stranded()
+                next_check = trio.current_time() + POLL_S
+
+    def _check_connection(self) -> None:
+        if self.client.status not in ("running", "connecting"):
+            raise ClusterError(
+                f"lost the connection to the Dask scheduler at {self.executor.address};"
+                " run the league again to resume"
+            )
+
+    async def _reroute_stranded(self) -> None:
+        """Re-submit the tasks restricted to workers that have all left the cluster (a
+        restricted task would wait for them forever)."""
+        restricted = [f for f, a in self.in_flight.items() if a.allowed is not None]
+        if not restricted:
+            return
+        live = set(await trio.to_thread.run_sync(self.client.nthreads))
+        for future in restricted:
+            attempt = self.in_flight[future]
+            assert attempt.allowed is not None
+            if live.isdisjoint(attempt.allowed):
+                del self.in_flight[future]
+                # Cancelling waits for the scheduler: never on the Trio thread.
+                await trio.to_thread.run_sync(future.cancel)
+                self.retry.append(attempt)
+
+    def _threads(self) -> int:
+        return sum(self.client.nthreads().values()) or 1
+
+    async def _submit(self, attempt: _Attempt) -> Any:
+        task = BlockTask(
+            block=attempt.block,
+            games=tuple(attempt.games),
+            bots=tuple(self.bots[name] for name in attempt.games[0].seats),
+            settings=self.settings,
+            replays=self.replays,
+            logs=self.logs,
+            python=sys.executable,
+            run=self.run_id,
+        )
+        known = [f for bot in task.bots for f in self.cannot_start.get(bot.name, [])]
+        excluded = attempt.failed_workers | {f.worker for f in known}
+        workers = None
+        if excluded:
+            nthreads = await trio.to_thread.run_sync(self.client.nthreads)
+            workers = [w for w in nthreads if w not in excluded]
+            if not workers:
+                attempt.failures.extend(known)
+                self._give_up(attempt, "on any worker of the cluster")
+        attempt.allowed = workers
+        key = f"taki-block-{attempt.block}-{self.run_id}-{next(self.submissions)}"
+        # A strict restriction: with allow_other_workers the list is only a preference,
+        # and work stealing hands the task back to a worker that cannot start its bot.
+        return self.client.submit(
+            play_block_task, task, key=key, pure=False,
+            workers=workers, allow_other_workers=False,
+        )
+
+    async def _settle(self, future: Any, attempt: _Attempt) -> None:
+        status = future.status
+        if status == "finished":
+            result: BlockResult = await trio.to_thread.run_sync(future.result)
+            deliver(self.job, result)
+            if result.failure is not None:
+                self._failed(attempt, result.failure)
+            return
+        if status == "error":
+            exc = await trio.to_thread.run_sync(future.exception)
+            if isinstance(exc, self.distributed.KilledWorker):
+                raise ClusterError(
+                    f"block {attempt.block}: the Dask workers that ran it died"
+                    f" ({exc}); the games stored so far are kept, run the league"
+                    " again to resume"
+                ) from None
+            raise exc
+        # Cancelled or lost: the scheduler dropped the task. Play the block again.
+        self._check_connection()
+        self._again(attempt, f"the scheduler dropped the task ({status})")
+
+    def _failed(self, attempt: _Attempt, failure: InfrastructureFailure) -> None:
+        self.executor.failures.append(failure)
+        self.cannot_start.setdefault(failure.bot, []).append(failure)
+        attempt.failed_workers.add(failure.worker)
+        self._again(attempt, failure)
+
+    def _again(self, attempt: _Attempt, why: InfrastructureFailure | str) -> None:
+        attempt.failures.append(why)
+        remaining = [g for g in attempt.games if not self.job.is_stored(g.game_id)]
+        if not remaining:
+            return
+        if attempt.number >= self.executor.max_attempts:
+            self._give_up(attempt, f"in {attempt.number} attempts")
+        self.retry.append(
+            attrs.evolve(attempt, games=remaining, number=attempt.number + 1)
+        )
+
+    def _give_up(self, attempt: _Attempt, where: str) -> None:
+        raise ClusterError(
+            f"block {attempt.block} could not be played {where}:"
+            f" {describe_failures(attempt.failures)}"
+        )
+
+
+def describe_failures(failures: list[InfrastructureFailure | str]) -> str:
+    """Failures to start a bot grouped by bot, command and problem, with their workers,
+    e.g. ``cannot start bot 'x' (x --fast) on workers tcp://a:1, tcp://b:2: executable
+    'x' not found``; other reasons as they are."""
+    workers: dict[tuple[str, str, str], list[str]] = {}
+    other: list[str] = []
+    for failure in failures:
+        if isinstance(failure, str):
+            other.append(failure)
+        else:
+            seen = workers.setdefault((failure.bot, failure.command, failure.problem), [])
+            if failure.worker not in seen:
+                seen.append(failure.worker)
+    parts = [
+        f"cannot start bot {bot!r} ({command}) on worker{'s' if len(where) > 1 else ''}"
+        f" {', '.join(where)}: {problem}"
+        for (bot, command, problem), where in workers.items()
+    ]
+    text = "; ".join([*parts, *dict.fromkeys(other)])
+    if workers:
+        text += " (every worker must be able to run every bot command)"
+    return text

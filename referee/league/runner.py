@@ -1,0 +1,245 @@
+"""Round-robin leagues: schedule lazily, play concurrently, store every game once.
+
+Running the same league again resumes it: games already in the database are skipped,
+and the games that were in flight when the referee died are played again.
+
+Where the games are played is up to an *executor*: :class:`LocalExecutor` plays blocks
+in this process, ``referee.league.dask_executor.DaskExecutor`` on the workers of a Dask
+cluster. Either way only this process writes the results database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import trio
+
+from referee.config.settings import BotSpec, LeagueConfig
+from referee.core.schedule import ScheduledGame, round_robin, total_games
+from referee.league.store import GameRecord, ResultStore, SeatRecord
+from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.ratings.elo import GameResult as RatedGame
+
+if TYPE_CHECKING:
+    from referee.shell.remote import RemoteSeats
+
+
+def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:
+    return MatchSettings(
+        rules=config.rules,
+        time=config.time,
+        fault_policy=config.fault_policy,
+        strikes=config.strikes,
+        restart=config.restart,
+        replay_dir=config.replay_dir,
+        log_dir=log_dir,
+    )
+
+
+def record_of(outcome: GameOutcome) -> GameRecord:
+    return GameRecord(
+        game_id=outcome.game.game_id,
+        block=outcome.game.block,
+        seed=outcome.game.seed,
+        actions=outcome.actions,
+        reason=outcome.reason,
+        seats=tuple(
+            SeatRecord(
+                seat=s.seat,
+                bot=s.bot,
+                place=s.place,
+                points=s.points,
+                forfeit_reason=None if s.forfeit is None else s.forfeit[0],
+                forfeit_detail=None if s.forfeit is None else s.forfeit[1],
+            )
+            for s in outcome.seats
+        ),
+        replay=None if outcome.replay is None else str(outcome.replay),
+    )
+
+
+def league_size(config: LeagueConfig) -> int:
+    return total_games(len(config.bots), config.table_size, config.deals)
+
+
+#: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
+#: ``[league] deals_per_process``).
+MAX_DEALS_PER_UNIT = 32
+
+
+def deals_per_unit(config: LeagueConfig) -> int:
+    """How many deals of one table a unit of work plays with the same bot processes.
+
+    ``[league] deals_per_process`` sets it (at most ``deals``). Otherwise: starting a bot
+    costs more than a game between fast bots, so a unit plays several deals; it stays
+    small enough that every place of ``concurrency`` gets about four units of work, so
+    the league still runs in parallel and a kill loses little. A bot's resource limits
+    hold for its process, hence for all the games of its unit: the fixed setting keeps
+    that budget the same whatever the concurrency.
+
+    The computed size is at most :data:`MAX_DEALS_PER_UNIT` (32) deals, whatever the
+    size of the league. A unit is a list of its games, built before its first game and
+    (on a cluster) returned with every replay and log at its end, and a kill loses the
+    units in flight. 32 deals start a table's bots once for 64 to 320 games (2 to 10
+    seats), which already makes the start-up cost small next to the games, while a unit
+    stays a few hundred games: quick to build, small in memory, little to play again."""
+    if config.deals_per_process is not None:
+        return min(config.deals, config.deals_per_process)
+    tables = math.comb(len(config.bots), config.table_size)
+    wanted_units = 4 * config.concurrency
+    wanted = math.ceil(tables * config.deals / wanted_units)
+    return max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
+
+
+def pending_blocks(
+    config: LeagueConfig, done: set[str], deals: int = 1
+) -> Iterator[list[ScheduledGame]]:
+    """The games still to play, in units of up to ``deals`` duplicate blocks of one
+    table (every game of a unit seats the same bots)."""
+    names = [b.name for b in config.bots]
+    unit: list[ScheduledGame] = []
+    blocks = 0
+    for block in round_robin(names, config.table_size, config.deals, config.seed):
+        if unit and (blocks == deals or set(unit[0].seats) != set(block[0].seats)):
+            yield unit
+            unit, blocks = [], 0
+        remaining = [g for g in block if g.game_id not in done]
+        if remaining:
+            unit += remaining
+            blocks += 1
+    if unit:
+        yield unit
+
+
+class LeagueJob:
+    """What an executor needs to play a league's blocks and hand back their games."""
+
+    def __init__(
+        self,
+        settings: MatchSettings,
+        bots: Mapping[str, BotSpec],
+        record: Callable[[GameOutcome], bool],
+        is_stored: Callable[[str], bool],
+        remote: RemoteSeats | None = None,
+    ) -> None:
+        self.settings = settings
+        #: The league's bots by name.
+        self.bots = bots
+        #: Store a finished game; False when the store already held it.
+        self.record = record
+        #: Whether the store holds the game with this id.
+        self.is_stored = is_stored
+        #: The seats of the league's remote bots, if it has any.
+        self.remote = remote
+
+
+class Executor(Protocol):
+    """Plays the blocks of a league and records every finished game with the job."""
+
+    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None: ...
+
+
+class LocalExecutor:
+    """Plays up to ``concurrency`` blocks at a time in this process.
+
+    A remote bot has one connection, so it plays one game at a time: the blocks of a
+    remote bot take turns (each holds a lock per remote bot it seats)."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+
+    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
+        slots = trio.Semaphore(self.concurrency)
+        turns = {name: trio.Lock() for name, spec in job.bots.items() if spec.remote}
+
+        def record(outcome: GameOutcome) -> None:
+            job.record(outcome)
+
+        async def run_block(games: list[ScheduledGame]) -> None:
+            try:
+                bots = [job.bots[name] for name in games[0].seats]
+                async with contextlib.AsyncExitStack() as stack:
+                    for name in sorted(b.name for b in bots if b.remote):  # one order: no deadlock
+                        await stack.enter_async_context(turns[name])
+                    await play_block(
+                        games, bots, job.settings, on_game=record, match_name=games[0].block,
+                        remote=job.remote,
+                    )
+            finally:
+                slots.release()
+
+        async with trio.open_nursery() as nursery:
+            for block in blocks:
+                await slots.acquire()
+                nursery.start_soon(run_block, block)
+
+
+def executor_for(config: LeagueConfig) -> Executor:
+    """The executor that the league file asks for (``[league] executor``)."""
+    if config.executor == "local":
+        return LocalExecutor(config.concurrency)
+    from referee.league.dask_executor import DaskExecutor
+
+    return DaskExecutor(config.executor)
+
+
+async def run_league(
+    config: LeagueConfig,
+    store: ResultStore,
+    *,
+    log_dir: Path | None = None,
+    on_game: Callable[[GameOutcome], None] | None = None,
+    executor: Executor | None = None,
+    remote: RemoteSeats | None = None,
+) -> int:
+    """Play every game of the league that the store does not hold yet; returns how many
+    games this run stored. ``on_game`` is called for each newly stored game.
+    ``executor`` defaults to the one of the league file. The league's remote bots play
+    over their connections to ``remote``, on the local executor only."""
+    remote_bots = [b.name for b in config.bots if b.remote]
+    missing = [n for n in remote_bots if remote is None or n not in remote.tokens]
+    if missing:
+        raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
+    store.bind("league", config.identity())
+    store.register_bots([(b.name, b.display) for b in config.bots])
+    # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
+    # 100,000 games; a query per scheduled game instead would cost far more time.
+    done = store.finished_ids()
+    if executor is None:
+        executor = executor_for(config)
+    if remote_bots and not isinstance(executor, LocalExecutor):
+        raise ValueError("remote bots can only play on the local executor")
+    played = 0
+
+    def record(outcome: GameOutcome) -> bool:
+        nonlocal played
+        if not store.record(record_of(outcome)):
+            return False
+        played += 1
+        if on_game is not None:
+            on_game(outcome)
+        return True
+
+    job = LeagueJob(
+        settings=settings_for(config, log_dir),
+        bots={b.name: b for b in config.bots},
+        record=record,
+        is_stored=store.has_game,
+        remote=remote,
+    )
+    await executor.play(job, pending_blocks(config, done, deals_per_unit(config)))
+    return played
+
+
+def rated_games(store: ResultStore) -> list[RatedGame]:
+    """The stored games as rating input, in schedule-id order: the bootstrap draws blocks
+    by position, so the order in which concurrent games happened to finish must not
+    change the intervals."""
+    return [
+        RatedGame(places={s.bot: s.place for s in game.seats}, block=game.block)
+        for game in sorted(store.games(), key=lambda g: g.game_id)
+    ]

@@ -1,0 +1,116 @@
+"""SPRT regression runs: heads-up duplicate pairs until the test decides.
+
+Each pair is one deal played twice with the seats swapped; the candidate's two game
+scores make one pentanomial outcome (docs/ratings.md gives the model). Games run on
+``concurrency`` workers that draw the next game from one shared schedule, which stops
+as soon as the SPRT accepts a hypothesis or the game cap is reached.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from referee.config.settings import BotSpec
+from referee.core.schedule import ScheduledGame, block_games, derive_seed
+from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.ratings.elo import Sprt, SprtState
+
+if TYPE_CHECKING:
+    from referee.shell.remote import RemoteSeats
+
+EXIT_H1 = 0
+EXIT_H0 = 1
+EXIT_CAP = 3
+
+
+@attrs.frozen
+class SprtOutcome:
+    state: SprtState
+    games: int
+    forfeits: dict[str, dict[str, int]]
+
+    @property
+    def status(self) -> str:
+        return self.state.status()
+
+    @property
+    def exit_code(self) -> int:
+        return {"H1": EXIT_H1, "H0": EXIT_H0}.get(self.status, EXIT_CAP)
+
+
+def game_score(outcome: GameOutcome, bot: str) -> float:
+    """1 for a heads-up win, 0 for a loss, 0.5 for a shared place."""
+    mine = next(s.place for s in outcome.seats if s.bot == bot)
+    other = next(s.place for s in outcome.seats if s.bot != bot)
+    return 1.0 if mine < other else 0.0 if mine > other else 0.5
+
+
+async def run_sprt(
+    new: BotSpec,
+    old: BotSpec,
+    sprt: Sprt,
+    settings: MatchSettings,
+    *,
+    max_games: int,
+    seed: int = 0,
+    concurrency: int = 1,
+    on_pair: Callable[[SprtState], None] | None = None,
+    remote: RemoteSeats | None = None,
+) -> SprtOutcome:
+    """Play duplicate pairs until the SPRT decides or ``max_games`` were started. With a
+    remote bot (over its connection to ``remote``) the games are played one at a time,
+    whatever ``concurrency`` says: the bot has one connection."""
+    if new.name == old.name:
+        raise ValueError(f"NEW and OLD need different names (both are {new.name!r})")
+    if new.remote or old.remote:
+        concurrency = 1
+    state = sprt.start()
+    games_started = 0
+    played = 0
+    halves: dict[int, list[float]] = {}
+    forfeits: dict[str, dict[str, int]] = {}
+
+    def schedule() -> Iterator[ScheduledGame]:
+        nonlocal games_started
+        deal = 0
+        while True:
+            for game in block_games((new.name, old.name), deal, derive_seed(seed, "deal", deal)):
+                if state.status() != "continue" or games_started >= max_games:
+                    return
+                games_started += 1
+                yield game
+            deal += 1
+
+    def record(outcome: GameOutcome) -> None:
+        nonlocal state, played
+        played += 1
+        for s in outcome.seats:
+            if s.forfeit is not None:
+                counts = forfeits.setdefault(s.bot, {})
+                counts[s.forfeit[0]] = counts.get(s.forfeit[0], 0) + 1
+        scores = halves.setdefault(outcome.game.deal, [])
+        scores.append(game_score(outcome, new.name))
+        if len(scores) == 2 and state.status() == "continue":
+            state = state.add_pair(scores[0], scores[1])
+            del halves[outcome.game.deal]
+            if on_pair is not None:
+                on_pair(state)
+
+    shared = schedule()
+    async with trio.open_nursery() as nursery:
+        for worker in range(max(1, concurrency)):
+            nursery.start_soon(
+                functools.partial(
+                    play_block, shared, [new, old], settings, record, f"sprt-{worker}",
+                    remote=remote,
+                )
+            )
+    return SprtOutcome(state, played, forfeits)
+
+
+__all__ = ["EXIT_CAP", "EXIT_H0", "EXIT_H1", "SprtOutcome", "run_sprt"]

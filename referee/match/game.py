@@ -1,0 +1,571 @@
+"""Playing games with real bots: the referee's main loop.
+
+Everything a bot does wrong becomes a typed forfeit (R23) or, with the ``strikes``
+policy, a default action and a strike; nothing a bot does can stop a game from ending
+or lose its result. Every action and forfeit is recorded in a replay that the pure
+rules core can re-play (``referee.core.replay.verify``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+from taki_protocol import (
+    FORFEIT_REASONS,
+    Decide,
+    GameOver,
+    GameStart,
+    React,
+    Standing,
+    trusted_data,
+)
+from taki_protocol import Forfeit as WireForfeit
+from taki_protocol import Rules as WireRules
+from taki_protocol import TimeControl as WireTime
+
+from referee.config.settings import BotSpec
+from referee.core.clock import SeatClock, TimeControl
+from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
+from referee.core.replay import Replay
+from referee.core.schedule import ScheduledGame
+from referee.rules import Action, GameResult, GameState, Rules, new_game, view
+from referee.rules import actions as A
+from referee.rules.phases import REACT
+from referee.shell.bots import BotConnection, open_bot
+
+if TYPE_CHECKING:
+    from referee.shell.remote import RemoteSeats
+
+FAULT_POLICIES = ("forfeit", "strikes")
+
+
+@attrs.frozen
+class MatchSettings:
+    """How games are refereed."""
+
+    rules: Rules = attrs.field(factory=Rules)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    #: "forfeit": any fault forfeits. "strikes": a timeout or an illegal answer plays a
+    #: default action and counts a strike; the ``strikes``-th strike forfeits.
+    fault_policy: str = attrs.field(
+        default="forfeit", validator=attrs.validators.in_(FAULT_POLICIES)
+    )
+    strikes: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    #: Restart a bot that crashed or forfeited, for the next game.
+    restart: bool = True
+    replay_dir: Path | None = None
+    log_dir: Path | None = None
+
+
+@attrs.frozen
+class SeatOutcome:
+    seat: int
+    bot: str
+    place: int
+    points: int
+    forfeit: tuple[str, str] | None = None  # (reason, detail)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "seat": self.seat,
+            "place": self.place,
+            "points": self.points,
+            "forfeit": None
+            if self.forfeit is None
+            else {"reason": self.forfeit[0], "detail": self.forfeit[1]},
+        }
+
+
+@attrs.frozen
+class GameOutcome:
+    game: ScheduledGame
+    seats: tuple[SeatOutcome, ...]
+    actions: int
+    reason: str | None
+    replay: Path | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game.game_id,
+            "seed": self.game.seed,
+            "players": [s.to_json() for s in self.seats],
+            "actions": self.actions,
+            "end": self.reason,
+            "replay": None if self.replay is None else str(self.replay),
+        }
+
+
+def safe_filename(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "game"
+
+
+def replay_path(replay_dir: Path, game_id: str) -> Path:
+    """Where a game's replay goes: a readable name, plus a short hash of the exact id
+    when the name had to change (so ids that differ only in punctuation never share
+    a file)."""
+    name = safe_filename(game_id)
+    if name != game_id:
+        name += "-" + hashlib.sha256(game_id.encode()).hexdigest()[:8]
+    return replay_dir / f"{name}.json"
+
+
+def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
+    """The fault that forfeits a bot that stopped in an earlier game and is not brought
+    back (restarts are off): ``said`` so, then why it stopped, its fault or else how it
+    ended. The detail keeps what that fault's detail keeps (a local bot's last stderr
+    lines); the bots are told only its public part."""
+    why = conn.fault if conn.fault is not None else conn.crashed()
+    return BotCrashed(
+        f"{said} ({why.reason}: {why.detail})",
+        public=f"{said} ({why.reason}: {why.public_detail})",
+    )
+
+
+class BotSlot:
+    """One bot of a match: its process, started on demand and restarted after a
+    crash when the settings allow it.
+
+    Each process lives in a host task of its own in the match's nursery, so starting,
+    restarting and stopping bots in any order never crosses Trio's nesting rules."""
+
+    def __init__(
+        self, spec: BotSpec, settings: MatchSettings, log_name: str, nursery: trio.Nursery
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.log_name = log_name
+        self.nursery = nursery
+        self.conn: BotConnection | None = None
+        self.starts = 0
+        self._stop: trio.Event | None = None
+
+    async def ready(self) -> BotConnection | BotFault:
+        """The bot's connection for the next game, (re)starting the bot if needed.
+
+        A bot that failed its handshake comes back with its ``fault`` set, so that the
+        game forfeits it with that fault's reason. A bot that stopped in an earlier game
+        while restarts are off cannot play: the fault to forfeit it with comes back."""
+        conn = self.conn
+        if conn is not None and conn.alive:
+            return conn
+        if conn is not None and not self.settings.restart:
+            return _stopped_earlier(
+                conn, "the bot is not restarted after it stopped in an earlier game"
+            )
+        self.stop()
+        log_dir = self.settings.log_dir
+        stderr_path = None
+        if log_dir is not None:
+            suffix = f".{self.starts}" if self.starts else ""
+            name = f"{self.log_name}-{safe_filename(self.spec.name)}{suffix}.log"
+            stderr_path = log_dir / name
+        self.starts += 1
+        self._stop = trio.Event()
+        self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
+        return self.conn
+
+    async def _host(
+        self,
+        stderr_path: Path | None,
+        stop: trio.Event,
+        task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        control = self.settings.time
+        async with open_bot(
+            self.spec,
+            startup_ms=control.startup_ms,
+            grace_ms=control.grace_ms,
+            stderr_path=stderr_path,
+        ) as conn:
+            task_status.started(conn)
+            await stop.wait()
+
+    def stop(self) -> None:
+        """Let the bot's host task say goodbye and stop the process."""
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+
+
+class RemoteBotSlot:
+    """A remote bot of a match: the connection its owner opened (docs/remote.md),
+    taken from the remote seats when a game needs it and given back when the block is
+    over, so that a remote bot keeps one connection across blocks.
+
+    A bot that is not connected is waited for once per absence, up to its seat's join
+    deadline (:meth:`referee.shell.remote.RemoteSeats.take`): the first game that needs it
+    waits, later games forfeit it at once until it joins. With restarts off, a bot
+    whose connection ended in an earlier game of the block is not waited for again."""
+
+    def __init__(self, spec: BotSpec, settings: MatchSettings, seats: RemoteSeats) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.seats = seats
+        self.conn: BotConnection | None = None
+        #: Connections taken from the seats by this slot.
+        self.joins = 0
+
+    async def ready(self, join_by: float) -> BotConnection | BotFault:
+        """The bot's connection for the next game, waiting for it when it is not
+        connected, until ``join_by`` (Trio's clock) or its seat's earlier join deadline;
+        the fault that forfeits it if it cannot play."""
+        conn = self.conn
+        if conn is not None and await conn.check_idle():
+            return conn
+        if conn is not None:
+            await conn.process.kill()  # whatever is left of the connection
+            if not self.settings.restart:
+                return _stopped_earlier(
+                    conn,
+                    "the bot is not waited for after its connection ended in an earlier game",
+                )
+            self.conn = None
+        conn = await self.seats.take(self.spec.name, join_by)
+        if conn is None:
+            return BotTimeout(f"did not join within {self.seats.join_timeout_s:g} s")
+        self.conn = conn
+        self.joins += 1
+        return conn
+
+    def stop(self) -> None:
+        """Give the connection back to the seats, for the bot's next block."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            self.seats.give_back(self.spec.name, conn)
+
+
+def _default_action(legal: Sequence[Action]) -> Action:
+    """What a struck bot plays: a draw when it may draw, else the most passive choice."""
+    for kind in (A.DRAW, A.PASS, A.END_TURN, A.LEAVE_RUN_OPEN, A.CLOSE_RUN):
+        for action in legal:
+            if action.kind == kind:
+                return action
+    return legal[0]
+
+
+class GameReferee:
+    """Referees one game between connected bots."""
+
+    def __init__(
+        self,
+        game: ScheduledGame,
+        conns: Sequence[BotConnection | BotFault | None],
+        settings: MatchSettings,
+    ) -> None:
+        """``conns`` holds each seat's bot: a connection, or the fault that keeps the
+        seat's bot from playing (None: the bot is not running)."""
+        self.game = game
+        self.unavailable: dict[int, BotFault] = {
+            seat: BotCrashed("the bot is not running") if conn is None else conn
+            for seat, conn in enumerate(conns)
+            if not isinstance(conn, BotConnection)
+        }
+        self.conns = [conn if isinstance(conn, BotConnection) else None for conn in conns]
+        self.settings = settings
+        n = len(game.seats)
+        self.state: GameState = new_game(n, game.seed, settings.rules)
+        self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats))
+        self.clocks = [SeatClock(settings.time) for _ in range(n)]
+        self.cursors = [0] * n
+        self.strikes = [0] * n
+        #: The forfeit details the bots are told, by seat (BotFault.public_detail); the
+        #: state and the replay keep the full ones.
+        self.told: dict[int, str] = {}
+
+    # ----------------------------------------------------------------- faults
+
+    async def _forfeit(self, seat: int, fault: BotFault) -> None:
+        if self.state.is_over or not self.state.active[seat]:
+            return
+        self.state.forfeit(seat, fault.reason, fault.detail)
+        self.replay.record_forfeit(seat, fault.reason, fault.detail)
+        self.told[seat] = fault.public_detail
+        conn = self.conns[seat]
+        if conn is not None:
+            await conn.fail(fault)
+
+    def _fault_of(self, seat: int) -> BotFault:
+        """Why the bot of a seat that cannot be asked anything cannot be."""
+        conn = self.conns[seat]
+        if conn is None:
+            return self.unavailable[seat]
+        if conn.fault is not None:
+            return conn.fault
+        return conn.crashed()
+
+    def _strike(self, seat: int, fault: BotFault) -> bool:
+        """With the strikes policy, absorb a timeout or illegal answer (True)."""
+        if self.settings.fault_policy != "strikes":
+            return False
+        if not isinstance(fault, BotTimeout | BotIllegalAction):
+            return False
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:  # e.g. its input was cut in the middle of a message
+            return False
+        self.strikes[seat] += 1
+        return self.strikes[seat] < self.settings.strikes
+
+    # ------------------------------------------------------------------- play
+
+    async def run(self) -> GameResult:
+        state = self.state
+        for seat, conn in enumerate(self.conns):
+            if conn is None or not conn.alive:
+                await self._forfeit(seat, self._fault_of(seat))
+                continue
+            try:
+                await conn.send(self._game_start(seat), timeout_s=1.0)
+            except BotFault as fault:
+                await self._forfeit(seat, fault)
+        while not state.is_over:
+            if state.phase == REACT:
+                await self._react_window()
+            else:
+                await self._turn(state.turn)
+        result = state.result()
+        self.replay.finish(result)
+        await self._game_over(result)
+        return result
+
+    def _game_start(self, seat: int) -> GameStart:
+        rules = self.settings.rules.to_wire()
+        preset = rules.pop("name")
+        rules.pop("deck", None)
+        time = self.settings.time
+        return GameStart(
+            game_id=self.game.game_id,
+            seat=seat,
+            players=len(self.game.seats),
+            names=list(self.game.seats),
+            rules=WireRules(preset=preset, flags=rules),
+            time=WireTime(
+                move_ms=time.move_ms,
+                bank_ms=time.bank_ms,
+                increment_ms=time.increment_ms,
+                reaction_ms=time.reaction_ms,
+            ),
+        )
+
+    def _view(self, seat: int) -> dict[str, Any]:
+        out = view(self.state, seat, self.cursors[seat])
+        self.cursors[seat] = len(self.state.events)
+        return out
+
+    async def _ask(self, seat: int, react: bool) -> tuple[Action, bool] | BotFault:
+        """One request to one seat; returns its choice or the fault it committed."""
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:
+            return self._fault_of(seat)
+        legal = list(self.state.legal_actions(seat))
+        clock = self.clocks[seat]
+        wire_legal = [a.to_wire() for a in legal]
+        request = React if react else Decide
+        allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
+        deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
+        try:
+            # The view and the legal actions come from the rules engine, whose views
+            # are plain data by construction (tests/rules check it): no walk over them.
+            with trusted_data():
+                msg = request(
+                    id=conn.next_id(),
+                    view=self._view(seat),
+                    legal=wire_legal,
+                    time_left_ms=clock.time_left_ms(),
+                    deadline_ms=allowed,
+                )
+            answer, elapsed = await conn.request(msg, deadline)
+            # A reaction is judged on its own allowance; a decision is charged to the bank.
+            verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
+        except BotTimeout as fault:
+            if not react:
+                clock.charge(clock.deadline_ms() + 1)
+            conn.abandon_request()
+            return fault
+        except BotFault as fault:
+            return fault
+        if verdict.late:
+            conn.abandon_request()
+            return BotTimeout(verdict.describe())
+        if not 0 <= answer.choice < len(legal):
+            return BotIllegalAction(
+                f"choice {answer.choice} is not an index of the {len(legal)} legal actions"
+            )
+        return legal[answer.choice], answer.last_card
+
+    async def _settle(self, seat: int, outcome: tuple[Action, bool] | BotFault) -> None:
+        state = self.state
+        if state.is_over or seat not in state.to_act():
+            return
+        if isinstance(outcome, BotFault):
+            if self._strike(seat, outcome):
+                action, last_card = _default_action(state.legal_actions(seat)), False
+            else:
+                await self._forfeit(seat, outcome)
+                return
+        else:
+            action, last_card = outcome
+        state.apply(action, seat, last_card=last_card)
+        self.replay.record_action(seat, action, last_card)
+
+    async def _turn(self, seat: int) -> None:
+        await self._settle(seat, await self._ask(seat, react=False))
+
+    async def _react_window(self) -> None:
+        """R17: every other seat is asked at once, each with its own deadline."""
+        seats = self.state.to_act()
+        answers: dict[int, tuple[Action, bool] | BotFault] = {}
+
+        async def ask(seat: int) -> None:
+            answers[seat] = await self._ask(seat, react=True)
+
+        async with trio.open_nursery() as nursery:
+            for seat in seats:
+                nursery.start_soon(ask, seat)
+        for seat in seats:  # in turn order: the outcome does not depend on timing
+            await self._settle(seat, answers[seat])
+
+    async def _game_over(self, result: GameResult) -> None:
+        ranking = [
+            Standing(
+                seat=seat,
+                place=result.places[seat],
+                points=result.points[seat],
+                forfeit=self._wire_forfeit(result, seat),
+            )
+            for seat in result.order()
+        ]
+        async def tell(seat: int, conn: BotConnection) -> None:
+            events = self._view(seat)["events"]
+            with contextlib.suppress(BotFault):
+                await conn.send(
+                    GameOver(game_id=self.game.game_id, ranking=ranking, events=events),
+                    timeout_s=1.0,
+                )
+
+        async with trio.open_nursery() as nursery:
+            for seat, conn in enumerate(self.conns):
+                if conn is not None and conn.alive and self.state.active[seat]:
+                    nursery.start_soon(tell, seat, conn)
+
+    def _wire_forfeit(self, result: GameResult, seat: int) -> WireForfeit | None:
+        """A seat's forfeit as the bots see it: the short detail, never the full one
+        (which may hold a crashed bot's stderr)."""
+        for f in result.forfeits:
+            if f.seat == seat:
+                reason = f.reason if f.reason in FORFEIT_REASONS else "protocol"
+                return WireForfeit(reason=reason, detail=self.told.get(seat, ""))
+        return None
+
+
+def outcome_of(
+    game: ScheduledGame, result: GameResult, replay: Path | None
+) -> GameOutcome:
+    forfeits = {f.seat: (f.reason, f.detail) for f in result.forfeits}
+    seats = tuple(
+        SeatOutcome(seat, bot, result.places[seat], result.points[seat], forfeits.get(seat))
+        for seat, bot in enumerate(game.seats)
+    )
+    return GameOutcome(game, seats, result.actions, result.reason, replay)
+
+
+async def play_block(
+    games: Iterable[ScheduledGame],
+    bots: Sequence[BotSpec],
+    settings: MatchSettings,
+    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None = None,
+    match_name: str = "match",
+    *,
+    remote: RemoteSeats | None = None,
+) -> list[GameOutcome]:
+    """Play ``games`` (all between the given bots) with one process per bot, started
+    once and restarted after a crash when the settings allow it. ``games`` may be a
+    generator: it is consumed one game at a time, so several blocks can share one.
+
+    Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
+    remote bot must not be in two blocks at once.
+
+    Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
+    group of the nursery that hosts the bots."""
+    outcomes: list[GameOutcome] = []
+    try:
+        await _play_games(games, bots, settings, on_game, match_name, outcomes, remote)
+    except BaseExceptionGroup as group:
+        raised = _unwrap(group)
+    else:
+        return outcomes
+    raise raised
+
+
+def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception a group stands for: its KeyboardInterrupt if it holds one, its
+    only exception if it holds one; otherwise the group itself."""
+    leaves: list[BaseException] = []
+
+    def walk(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                walk(inner)
+        else:
+            leaves.append(exc)
+
+    walk(group)
+    for leaf in leaves:
+        if isinstance(leaf, KeyboardInterrupt):
+            return leaf
+    return leaves[0] if len(leaves) == 1 else group
+
+
+async def _play_games(
+    games: Iterable[ScheduledGame],
+    bots: Sequence[BotSpec],
+    settings: MatchSettings,
+    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None,
+    match_name: str,
+    outcomes: list[GameOutcome],
+    remote: RemoteSeats | None,
+) -> None:
+    async with trio.open_nursery() as nursery:
+        slots: dict[str, BotSlot | RemoteBotSlot] = {}
+        for b in bots:
+            if not b.remote:
+                slots[b.name] = BotSlot(b, settings, safe_filename(match_name), nursery)
+            elif remote is None or b.name not in remote.tokens:
+                raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
+            else:
+                slots[b.name] = RemoteBotSlot(b, settings, remote)
+        try:
+            for game in games:
+                # The remote seats of a game that start waiting for their bots wait
+                # until the same deadline, kept for the rest of each one's absence.
+                join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
+                conns: list[BotConnection | BotFault] = []
+                for name in game.seats:
+                    slot = slots[name]
+                    if isinstance(slot, RemoteBotSlot):
+                        conns.append(await slot.ready(join_by))
+                    else:
+                        conns.append(await slot.ready())
+                referee = GameReferee(game, conns, settings)
+                result = await referee.run()
+                path = None
+                if settings.replay_dir is not None:
+                    settings.replay_dir.mkdir(parents=True, exist_ok=True)
+                    path = replay_path(settings.replay_dir, game.game_id)
+                    referee.replay.save(path)
+                outcome = outcome_of(game, result, path)
+                outcomes.append(outcome)
+                if on_game is not None:
+                    maybe = on_game(outcome)
+                    if maybe is not None:
+                        await maybe
+        finally:
+            for slot in slots.values():
+                slot.stop()

@@ -1,0 +1,193 @@
+"""``taki-referee replay render``: a replay as one self-contained HTML page.
+
+The page needs no network: its CSS, JavaScript and card pictures are inline. The game
+is re-simulated here, in Python, with the pure rules core; the page only shows the
+snapshots (one before the first action, then one after every log entry) that
+:func:`replay_data` embeds as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from referee.core.replay import Replay, ReplayError, apply_entry
+from referee.rules import PHASE_NAMES, GameState, cards, event_for
+
+__all__ = [
+    "describe_entry",
+    "fill_template",
+    "render_html",
+    "render_replay",
+    "replay_data",
+    "replay_steps",
+]
+
+
+def _snapshot(state: GameState, since: int) -> dict[str, Any]:
+    """Everything the page shows about ``state``, with the events from ``since`` on."""
+    phase = PHASE_NAMES[state.phase]
+    return {
+        "hands": [[cards.NAMES[c] for c in state.hand(seat)] for seat in range(state.players)],
+        "sizes": list(state.sizes),
+        "active": list(state.active),
+        "leading_card": cards.NAMES[state.lead],
+        "top_card": cards.NAMES[state.discard[-1]],
+        "color": cards.COLORS[state.color],
+        "direction": state.direction,
+        "pending": state.pending,
+        "open_run": None if state.open_run < 0 else cards.COLORS[state.open_run],
+        # The run its player is building right now (phase "run").
+        "run": cards.COLORS[state.run_color] if phase == "run" else None,
+        "turn": state.turn,
+        "phase": phase,
+        "to_act": list(state.to_act()),
+        "draw_pile": len(state.draw_pile),
+        "discard_pile": len(state.discard),
+        "stages": None if state.stages is None else list(state.stages),
+        "action_count": state.action_count,
+        "events": [event_for(e, None) for e in state.events[since:]],
+    }
+
+
+def describe_entry(entry: dict[str, Any], bots: list[str]) -> str:
+    """A log entry in words: ``seat 1 (greedy) plays red:5``."""
+
+    def who(seat: int) -> str:
+        return f"seat {seat} ({bots[seat]})" if 0 <= seat < len(bots) else f"seat {seat}"
+
+    if "forfeit" in entry:
+        detail = f": {entry['detail']}" if entry.get("detail") else ""
+        return f"{who(int(entry['forfeit']))} forfeits ({entry['reason']}{detail})"
+    action = entry["action"]
+    kind = action.get("kind")
+    if kind == "play":
+        text = f"plays {action['card']}"
+        if "color" in action:
+            text += f", names {action['color']}"
+    elif kind == "play_combo":
+        text = f"plays the 3+Plus combo in {action['color']}"
+    elif kind == "draw":
+        count = action.get("count", 1)
+        text = f"draws {count} card{'s' if count != 1 else ''}"
+    else:
+        text = {
+            "end_turn": "ends the turn",
+            "close_run": "closes the run",
+            "leave_run_open": "leaves the run open",
+            "break": "breaks the +3",
+            "pass": "does not break",
+        }.get(str(kind), str(kind))
+    if entry.get("last_card"):
+        text += ' ("last card!")'
+    return f"{who(int(entry['seat']))} {text}"
+
+
+def replay_steps(replay: Replay) -> list[dict[str, Any]]:
+    """Re-simulate the replay: the dealt game, then one snapshot after each log entry.
+
+    Each step holds the hands (card names per seat), hand sizes, leading card, color,
+    direction, pending +2 total, open run, turn, phase, draw pile size, the events of
+    that step (the referee's full view) and, from the second step on, the log entry
+    and its description. Raises :class:`ReplayError` at an entry that does not apply."""
+    return _simulate(replay)[0]
+
+
+def _simulate(replay: Replay) -> tuple[list[dict[str, Any]], GameState]:
+    state = replay.new_game()
+    steps = [{**_snapshot(state, 0), "entry": None, "label": "the deal"}]
+    for index, entry in enumerate(replay.log):
+        since = len(state.events)
+        apply_entry(state, index, entry)
+        try:
+            label = describe_entry(entry, replay.bots)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ReplayError(f"log entry {index} cannot be described: {exc}") from None
+        steps.append({**_snapshot(state, since), "entry": entry, "label": label})
+    return steps, state
+
+
+def _ranking(replay: Replay, state: GameState) -> list[dict[str, Any]]:
+    result = state.result()
+    forfeits = {f.seat: f for f in result.forfeits}
+    rows = []
+    for seat in result.order():
+        forfeit = forfeits.get(seat)
+        rows.append({
+            "place": result.places[seat],
+            "seat": seat,
+            "bot": replay.bots[seat],
+            "points": result.points[seat],
+            "forfeit": None if forfeit is None else forfeit.reason,
+            "detail": None if forfeit is None else forfeit.detail or None,
+        })
+    return rows
+
+
+def replay_data(replay: Replay) -> dict[str, Any]:
+    """Everything the page embeds: the game's facts, its steps and the final ranking
+    (of the re-simulated game, which is the recorded one whenever the replay verifies)."""
+    steps, state = _simulate(replay)
+    return {
+        "game_id": replay.game_id,
+        "seed": replay.seed,
+        "rules": replay.rules.name,
+        "bots": list(replay.bots),
+        "players": replay.players,
+        "first_seat": replay.first_seat,
+        "finished": state.is_over,
+        "winner": state.winner,
+        "reason": state.end_reason,
+        "ranking": _ranking(replay, state),
+        "steps": steps,
+    }
+
+
+def _json_for_script(data: Any) -> str:
+    """JSON that can sit inside a ``<script>`` element whatever strings it holds."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def fill_template(name: str, **values: str) -> str:
+    """The package template ``templates/NAME`` with every ``{{KEY}}`` replaced, in one
+    pass (a value that happens to hold ``{{...}}`` stays as it is)."""
+    template = resources.files("referee.present").joinpath("templates", name)
+    text = template.read_text(encoding="utf-8")
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: values[m.group(1)], text)
+
+
+def render_html(replay: Replay) -> str:
+    """The replay as one HTML document (no external resource of any kind)."""
+    title = html.escape(f"Super Taki replay {replay.game_id}")
+    return fill_template("replay.html", TITLE=title, DATA=_json_for_script(replay_data(replay)))
+
+
+def render_replay(source: Path, target: Path) -> None:
+    """Read the replay ``source`` and write its page to ``target``."""
+    page = render_html(Replay.load(source))
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(target)
+
+
+def render_command(args: argparse.Namespace) -> int:
+    """``taki-referee replay render FILE [-o OUT]``."""
+    from referee.cli.main import UsageError
+
+    target: Path = args.output if args.output is not None else args.file.with_suffix(".html")
+    try:
+        render_replay(args.file, target)
+    except ReplayError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    except Exception as exc:  # a replay that the checks of Replay.load let through
+        raise UsageError(f"{args.file}: unexpected {type(exc).__name__}: {exc}") from None
+    print(target)
+    return 0

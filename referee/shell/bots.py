@@ -1,0 +1,309 @@
+"""A bot on the other end of a pipe or a socket: the protocol codec over a transport.
+
+``BotConnection`` turns everything that can go wrong with a bot into a typed
+:class:`~referee.core.faults.BotFault`: silence past the deadline is ``BotTimeout``, a dead
+process, pipe or connection is ``BotCrashed``, bytes that break the protocol are
+``BotProtocolError``. Trio's and the OS's own exceptions never leave this module.
+
+The transport is anything with the interface of :class:`BotTransport`: a local bot
+process (:class:`~referee.shell.process.BotProcess`) or a remote bot's connection
+(:class:`~referee.shell.remote.StreamTransport`). Each maps its own I/O errors to
+:class:`~referee.core.faults.BotCrashed`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Protocol, cast
+
+import trio
+from taki_protocol import (
+    EOF,
+    NEED_DATA,
+    Answer,
+    BotHello,
+    Codec,
+    Decide,
+    Error,
+    ForfeitReason,
+    Hello,
+    Message,
+    ProtocolError,
+    React,
+    Sentinel,
+    Shutdown,
+)
+
+from referee import __version__
+from referee.config.settings import BotSpec
+from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
+from referee.shell.process import RECEIVE_CHUNK_BYTES, open_bot_process
+
+REFEREE_ID = f"taki-referee {__version__}"
+#: How long a goodbye (an error or shutdown message) may take to write. A forfeited bot
+#: has this long in all, from the start of the ``error`` message, to read it and exit by
+#: itself before it is killed: a bot never holds the referee up by more.
+GOODBYE_S = 0.2
+#: How long a bot told to shut down has to exit by itself before it is killed.
+SHUTDOWN_WAIT_S = 0.5
+
+
+class BotTransport(Protocol):
+    """What a :class:`BotConnection` needs from the bot's end of the byte stream.
+
+    At most one task may call :meth:`send` at a time, and at most one
+    :meth:`receive_some`. Failures of the underlying stream raise
+    :class:`~referee.core.faults.BotCrashed`, never Trio's or the OS's exceptions.
+    """
+
+    @property
+    def returncode(self) -> int | None:
+        """None while the bot can be talked to; set once it is gone (a process's exit
+        status; 0 for a closed connection)."""
+
+    def status(self) -> str:
+        """How the bot is doing, to follow "the bot ", e.g. ``exited with status 1``."""
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        """The last lines of the bot's stderr, when the transport sees it ("" otherwise)."""
+
+    async def send(self, data: bytes, timeout_s: float = math.inf) -> float:
+        """Write all of ``data``; returns the time (Trio's clock) the write began.
+        Raises BotCrashed, or :class:`trio.TooSlowError` past ``timeout_s``."""
+
+    async def receive_some(
+        self, max_bytes: int = RECEIVE_CHUNK_BYTES, *, deadline: float = math.inf
+    ) -> bytes:
+        """Some bytes from the bot; ``b""`` at the end of its output. Raises
+        :class:`trio.TooSlowError` when nothing arrived by ``deadline`` (Trio's clock)."""
+
+    async def close_input(self) -> None:
+        """Tell the bot nothing more will be written (it reads end of file) while its
+        output stays open, when the transport can (a process's stdin is closed); else
+        do nothing. Raises BotCrashed when the stream is broken."""
+
+    async def wait(self) -> int:
+        """Wait until the bot is gone (exited, or closed its connection)."""
+
+    async def kill(self) -> None:
+        """Stop the bot (kill the process, close the connection). Idempotent."""
+
+
+class BotConnection:
+    """The conversation with one running bot, over its transport."""
+
+    def __init__(self, name: str, process: BotTransport) -> None:
+        self.name = name
+        #: The transport: a BotProcess for a local bot (hence the name), a
+        #: StreamTransport for a remote one.
+        self.process = process
+        self.codec = Codec("referee")
+        self.bot_name: str | None = None
+        self.fault: BotFault | None = None
+        self._next_id = 0
+
+    @property
+    def alive(self) -> bool:
+        """False once the bot faulted or its process exited."""
+        return self.fault is None and self.process.returncode is None
+
+    def describe_exit(self) -> str:
+        """How the bot ended, e.g. ``the bot exited with status 1`` or ``the bot was
+        killed by signal SIGSEGV``."""
+        code = self.process.returncode
+        was = "was " if code is not None and code < 0 else ""
+        return f"the bot {was}{self.process.status()}"
+
+    def crashed(self, what: str | None = None) -> BotCrashed:
+        """The fault of a bot that is gone: ``what`` happened (if given), then how the
+        bot ended. The bots are told only that; the detail kept in results, replays and
+        logs adds the bot's last stderr lines."""
+        if what is None:
+            public = self.describe_exit()
+        elif self.process.returncode is None:  # closed its output but still runs
+            public = what
+        else:
+            public = f"{what}: {self.describe_exit()}"
+        tail = self.process.stderr_tail(5)
+        detail = public + (f"; its last stderr lines:\n{tail}" if tail else "")
+        return BotCrashed(detail, public=public)
+
+    async def send(self, message: Message, timeout_s: float | None = None) -> float:
+        """Write one message; a dead bot raises BotCrashed, a full pipe past
+        ``timeout_s`` raises BotTimeout. Returns the time (Trio's clock) the write
+        began."""
+        data = self.codec.send(message)
+        try:
+            return await self.process.send(data, math.inf if timeout_s is None else timeout_s)
+        except trio.TooSlowError:
+            # Part of the message may have been written: nothing can follow it, so the
+            # connection is done for, whatever the fault policy.
+            fault = BotTimeout(f"the bot did not read its input within {timeout_s:.3f} s")
+            self.fault = self.fault or fault
+            raise fault from None
+
+    async def receive(self, deadline: float = math.inf) -> Message:
+        """The next message from the bot. Raises :class:`trio.TooSlowError` when it is
+        not complete by ``deadline`` (Trio's clock)."""
+        while True:
+            try:
+                message = self.codec.next_message()
+            except ProtocolError as exc:
+                raise BotProtocolError(str(exc)) from None
+            if message is NEED_DATA:
+                data = await self.process.receive_some(deadline=deadline)
+                try:
+                    self.codec.receive_data(data)
+                except ProtocolError as exc:
+                    raise BotProtocolError(str(exc)) from None
+                continue
+            if message is EOF:
+                await self._wait_exit()
+                raise self.crashed("closed its output")
+            assert not isinstance(message, type(EOF))
+            return message
+
+    async def _wait_exit(self) -> None:
+        # Shielded: a request deadline passing meanwhile must not turn the crash that
+        # was already seen into a timeout.
+        with trio.CancelScope(shield=True), trio.move_on_after(0.5):
+            await self.process.wait()
+
+    async def handshake(self, startup_ms: int, grace_ms: int = 0) -> BotHello:
+        """Send hello and wait for the bot's hello within the startup time (plus
+        ``grace_ms``, which a timeout's detail leaves out, as it does for requests)."""
+        with trio.move_on_after((startup_ms + grace_ms) / 1000) as scope:
+            await self.send(Hello(referee=REFEREE_ID))
+            reply = await self.receive()
+        if scope.cancelled_caught:
+            raise BotTimeout(f"no hello within the startup time of {startup_ms} ms")
+        if not isinstance(reply, BotHello):
+            raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
+        self.bot_name = reply.name
+        return reply
+
+    async def answer_hello(self, received: bytes, timeout_s: float) -> BotHello:
+        """The handshake of a remote bot, which speaks first: ``received`` holds its
+        ``bot_hello`` (read and checked before the connection was accepted), to which
+        the referee answers with ``hello``."""
+        try:
+            self.codec.receive_data(received)
+            reply = self.codec.next_message()
+        except ProtocolError as exc:
+            raise BotProtocolError(str(exc)) from None
+        if not isinstance(reply, BotHello):
+            raise BotProtocolError(f"expected bot_hello, got {reply}")
+        self.bot_name = reply.name
+        await self.send(Hello(referee=REFEREE_ID), timeout_s)
+        return reply
+
+    async def check_idle(self, wait_s: float = 0.002) -> bool:
+        """Whether a bot that owes no answer is still there: reads, for at most
+        ``wait_s``, what it sent meanwhile (late answers are dropped). A bot found gone,
+        or one that sent anything else, is marked with its fault and stopped.
+
+        Only for a bot nobody else is reading from, between games."""
+        if not self.alive:
+            return False
+        fault: BotFault | None = None
+        with trio.move_on_after(wait_s):
+            try:
+                data = await self.process.receive_some()
+                self.codec.receive_data(data)
+                message = self.codec.next_message()
+            except ProtocolError as exc:
+                fault = BotProtocolError(str(exc))
+            except BotFault as exc:
+                fault = exc
+            else:
+                if message is EOF:
+                    fault = self.crashed("closed its output")
+                elif not isinstance(message, Sentinel):
+                    fault = BotProtocolError(f"unsolicited {message.TYPE!r} message between games")
+        if fault is not None:
+            self.fault = self.fault or fault
+            await self.process.kill()
+        return self.alive
+
+    def next_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
+        """Send a request and wait for its answer until the deadline: ``deadline_ms``
+        enforces the request's own ``deadline_ms`` (the time the bot was told it has)
+        plus the grace. A timeout's detail gives the time the bot was told.
+
+        Returns the answer and the time it took in milliseconds, measured on the
+        monotonic clock from the moment the request was handed to the pipe to the
+        moment the answer was complete. (Taking the start after the write instead
+        would leave out any time the referee is preempted right after it, typically
+        by the bot it just woke up on a busy machine.)"""
+        deadline_s = deadline_ms / 1000
+        start = await self.send(message, timeout_s=deadline_s)
+        try:
+            reply = await self.receive(deadline=start + deadline_s)
+        except trio.TooSlowError:
+            raise BotTimeout(f"no answer within {message.deadline_ms} ms") from None
+        elapsed_ms = (trio.current_time() - start) * 1000
+        if not isinstance(reply, Answer):
+            raise BotProtocolError(f"expected an action, got {reply.TYPE}")
+        return reply, elapsed_ms
+
+    def abandon_request(self) -> None:
+        """Give up on the open request (its answer came too late): a late answer that
+        still arrives is discarded."""
+        self.codec.abandon_request()
+
+    async def fail(self, fault: BotFault) -> None:
+        """Tell the bot why it forfeits (when its input is still open), then stop it.
+
+        After the ``error`` message the bot's input is closed (``close_input`` of the
+        transport), and the bot has what is left of :data:`GOODBYE_S` to read the
+        message and exit by itself (PROTOCOL.md, section 3.6), so that the message
+        reaches it before the kill does."""
+        cut = self.fault is not None  # only a send that timed out sets it before
+        self.fault = fault
+        if self.process.returncode is None and not cut:
+            goodbye_by = trio.current_time() + GOODBYE_S
+            with contextlib.suppress(BotFault, ProtocolError):
+                reason = cast(ForfeitReason, fault.reason)
+                message = Error(reason=reason, message=fault.public_detail)
+                await self.send(message, GOODBYE_S)
+                with trio.move_on_at(goodbye_by):
+                    await self.process.close_input()
+                    await self.process.wait()
+        await self.process.kill()
+
+    async def shutdown(self) -> None:
+        """Say goodbye to a healthy bot and give it :data:`SHUTDOWN_WAIT_S` to exit by
+        itself (PROTOCOL.md, section 3.6); the caller's cleanup kills what remains."""
+        if self.alive and not self.codec.finished:
+            with contextlib.suppress(BotFault, ProtocolError):
+                await self.send(Shutdown(), GOODBYE_S)
+                with trio.move_on_after(SHUTDOWN_WAIT_S):
+                    await self.process.wait()
+
+
+@contextlib.asynccontextmanager
+async def open_bot(
+    spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None
+) -> AsyncIterator[BotConnection]:
+    """Start a bot and complete the handshake. A bot that cannot even start
+    (missing executable) raises BotStartError; one that starts but fails the
+    handshake yields a connection whose ``fault`` is set. The bot has ``startup_ms``,
+    plus ``grace_ms`` of slack, to answer ``hello``."""
+    async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
+        conn = BotConnection(spec.name, process)
+        try:
+            await conn.handshake(startup_ms, grace_ms)
+        except BotFault as fault:
+            await conn.fail(fault)
+        try:
+            yield conn
+        finally:
+            with trio.CancelScope(shield=True):
+                await conn.shutdown()

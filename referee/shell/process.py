@@ -1,0 +1,753 @@
+"""Spawning and supervising one bot process.
+
+A bot is any executable that speaks the protocol over its stdin and stdout.
+:func:`open_bot_process` starts it and guarantees that, however the ``async
+with`` block is left (normally, by an exception, by Trio cancellation or by
+``KeyboardInterrupt``), the bot and everything it forked are killed, and the
+bot itself is reaped, before the block exits.
+
+How the guarantee is kept:
+
+* The bot starts in a new session, hence its own process group whose id is its
+  pid. Cleanup sends ``SIGKILL`` to the whole group with :func:`os.killpg`
+  (and to the bot's pid directly, in case it changed its group), then waits
+  for the bot to be reaped and, briefly, for the rest of its session to die,
+  all inside a shielded cancel scope. Descendants that moved to another process
+  group (``setpgid``) are still in the bot's session: cleanup finds them in
+  ``/proc`` and kills them too.
+* No descriptors leak into the bot besides its three standard streams
+  (``close_fds=True``).
+* stderr is drained continuously by a background task, so a chatty bot never
+  blocks on a full pipe. Up to ``stderr_cap_bytes`` go to the log file; the
+  rest is read and dropped, and one line
+  ``[... stderr truncated after N bytes ...]`` marks the cut. The last few
+  kilobytes are also kept in memory for crash reports
+  (:meth:`BotProcess.stderr_tail`).
+* Descendants of the bot may keep its pipes open after the bot itself has
+  exited. Nothing here waits for those pipes to close: once the bot's own
+  process has exited, a read that finds its stdout silent for
+  :data:`EXIT_QUIET_S` reports end of file, a write fails with
+  :class:`~referee.core.faults.BotCrashed`, and cleanup stops draining stderr
+  after :data:`STDERR_DRAIN_S`.
+
+If the referee itself is killed by SIGKILL, none of this runs. For that case every bot
+has a guard (:mod:`referee.shell.guard`): a tiny process that kills the bot's group and
+session when the referee disappears without having disarmed it. The guard is started
+first; the bot's process tells it its group between ``fork`` and ``exec``, so the bot's
+program never runs unguarded, however early the referee dies. (A parent-death signal
+would not do: Trio starts processes from a worker thread, and the kernel sends that
+signal when the starting *thread* ends, which Trio's thread cache does after a few idle
+seconds.)
+
+Limitation: a descendant that starts a session of its own (``setsid``) is out
+of reach of both the cleanup and the guard, and survives the bot. Contain
+untrusted bots with an outer sandbox (a container, a cgroup or a dedicated
+user) if that matters.
+
+Resource limits (:class:`ResourceLimits`) are applied in the child with
+:func:`resource.setrlimit` between ``fork`` and ``exec``, after it has told its
+guard its group; they are inherited by everything the bot forks, but each
+process gets its own budget.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, BinaryIO, Final, Literal
+
+import attrs
+import trio
+
+from referee.core.faults import BotCrashed, BotStartError
+from referee.shell.guard import GroupGuard
+
+__all__ = [
+    "DEFAULT_STDERR_CAP_BYTES",
+    "EXIT_QUIET_S",
+    "GROUP_EXIT_WAIT_S",
+    "RECEIVE_CHUNK_BYTES",
+    "STDERR_DRAIN_S",
+    "BotCommand",
+    "BotProcess",
+    "ResourceLimits",
+    "describe_exit_status",
+    "open_bot_process",
+]
+
+DEFAULT_STDERR_CAP_BYTES: Final = 1 << 20
+"""How much of a bot's stderr is written to its log file by default (1 MiB)."""
+
+RECEIVE_CHUNK_BYTES: Final = 1 << 16
+"""Default and typical size of one read from a pipe."""
+
+EXIT_QUIET_S: Final = 0.05
+"""After the bot's own process has exited, how long a read waits for data
+before reporting end of file (only matters when a descendant still holds
+the bot's stdout open)."""
+
+STDERR_DRAIN_S: Final = 0.2
+"""How long cleanup and :meth:`BotProcess.wait` wait for stderr to reach end
+of file after the bot has exited."""
+
+GROUP_EXIT_WAIT_S: Final = 0.5
+"""Upper bound on how long cleanup waits for the bot's descendants (its group
+and the rest of its session) to die after the kill (see :meth:`BotProcess.kill`)."""
+
+_TAIL_BYTES: Final = 8192
+_MIB: Final = 1 << 20
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _check_optional_positive(
+    _instance: Any, attribute: attrs.Attribute[Any], value: object
+) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name} must be an int or None, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be positive, got {value}")
+
+
+@attrs.frozen
+class ResourceLimits:
+    """Per-process resource limits applied to the bot (None = inherit).
+
+    ``address_space_mb`` limits virtual memory (``RLIMIT_AS``). Runtimes that
+    reserve large address ranges up front (V8/Node.js, the JVM, Go) may fail
+    to start under a tight address-space limit even though they use little
+    real memory.
+
+    ``cpu_seconds`` limits CPU time (``RLIMIT_CPU``): the bot receives
+    ``SIGXCPU`` when it is reached and ``SIGKILL`` one second later.
+
+    ``file_size_mb`` limits the size of any file the bot writes
+    (``RLIMIT_FSIZE``), and ``open_files`` the number of descriptors it may
+    hold (``RLIMIT_NOFILE``; interpreters need a few dozen to start).
+
+    A limit above the referee's own hard limit is clamped to it, since an
+    unprivileged process cannot raise a hard limit.
+    """
+
+    address_space_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    cpu_seconds: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    file_size_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    open_files: int | None = attrs.field(default=None, validator=_check_optional_positive)
+
+    def rlimits(self) -> list[tuple[int, int, int]]:
+        """The ``(resource, soft, hard)`` triples to pass to :func:`resource.setrlimit`."""
+        wanted: list[tuple[int, int, int]] = []
+        if self.address_space_mb is not None:
+            size = self.address_space_mb * _MIB
+            wanted.append((resource.RLIMIT_AS, size, size))
+        if self.cpu_seconds is not None:
+            wanted.append((resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1))
+        if self.file_size_mb is not None:
+            size = self.file_size_mb * _MIB
+            wanted.append((resource.RLIMIT_FSIZE, size, size))
+        if self.open_files is not None:
+            wanted.append((resource.RLIMIT_NOFILE, self.open_files, self.open_files))
+        clamped: list[tuple[int, int, int]] = []
+        for which, soft, hard in wanted:
+            ceiling = resource.getrlimit(which)[1]
+            if ceiling != resource.RLIM_INFINITY:
+                soft, hard = min(soft, ceiling), min(hard, ceiling)
+            clamped.append((which, soft, hard))
+        return clamped
+
+
+def _to_argv(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise TypeError("argv must be a sequence of strings; use BotCommand.parse for a string")
+    argv = tuple(value)
+    if not argv or not argv[0]:
+        raise ValueError("argv must name an executable")
+    for arg in argv:
+        if not isinstance(arg, str):
+            raise TypeError(f"argv items must be str, got {type(arg).__name__}")
+    return argv
+
+
+def _to_cwd(value: str | os.PathLike[str] | None) -> str | None:
+    return None if value is None else os.fspath(value)
+
+
+def _to_env(value: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if value is None:
+        return None
+    env = dict(value)
+    for key, val in env.items():
+        if not isinstance(key, str) or not isinstance(val, str):
+            raise TypeError("env keys and values must be str")
+    return MappingProxyType(env)
+
+
+@attrs.frozen
+class BotCommand:
+    """How to start a bot.
+
+    ``env`` holds extra variables merged over the referee's own environment
+    (it does not replace it). ``cwd`` is the bot's working directory; a
+    relative executable path containing a slash is resolved against it.
+    """
+
+    argv: tuple[str, ...] = attrs.field(converter=_to_argv)
+    cwd: str | None = attrs.field(default=None, converter=_to_cwd)
+    env: Mapping[str, str] | None = attrs.field(default=None, converter=_to_env)
+    limits: ResourceLimits = attrs.field(factory=ResourceLimits)
+
+    @classmethod
+    def parse(
+        cls,
+        command: str,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        limits: ResourceLimits | None = None,
+    ) -> BotCommand:
+        """Build a command from a shell-like string (split with :func:`shlex.split`).
+
+        No shell is involved: pipes, redirections and variable expansion are
+        not supported.
+        """
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ValueError(f"cannot parse bot command {command!r}: {exc}") from exc
+        if not argv:
+            raise ValueError("empty bot command")
+        return cls(argv, cwd, env, limits if limits is not None else ResourceLimits())
+
+    @property
+    def display(self) -> str:
+        """The command as it would be typed in a shell."""
+        return shlex.join(self.argv)
+
+    def child_env(self) -> dict[str, str] | None:
+        """The bot's full environment, or None to inherit the referee's unchanged."""
+        if self.env is None:
+            return None
+        return {**os.environ, **self.env}
+
+
+def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> str:
+    """Find the executable the way the spawn will, or raise BotStartError."""
+    exe = command.argv[0]
+    cwd = command.cwd
+    if cwd is not None and not os.path.isdir(cwd):
+        raise BotStartError(command.display, f"working directory {cwd!r} does not exist")
+    if os.sep in exe:
+        path = os.path.join(cwd, exe) if cwd is not None else exe
+        if not os.path.exists(path):
+            raise BotStartError(command.display, f"executable {exe!r} not found")
+        if not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise BotStartError(command.display, f"{exe!r} is not an executable file")
+        return path
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = shutil.which(exe, path=search)
+    if found is None:
+        raise BotStartError(command.display, f"executable {exe!r} not found")
+    return found
+
+
+def _make_preexec(
+    limits: list[tuple[int, int, int]], guard: GroupGuard | None
+) -> Callable[[], None] | None:
+    if not limits and guard is None:
+        return None
+
+    def before_exec() -> None:  # runs in the child, between fork and exec
+        if guard is not None:  # first: the limits could make the write fail
+            guard.announce_in_child()
+        for which, soft, hard in limits:
+            resource.setrlimit(which, (soft, hard))
+
+    return before_exec
+
+
+def _describe_spawn_error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def describe_exit_status(returncode: int | None) -> str:
+    """Human-readable form of a return code, e.g. ``killed by signal SIGSEGV``."""
+    if returncode is None:
+        return "still running"
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"killed by signal {name}"
+
+
+def _session_stragglers(sid: int) -> list[int]:
+    """Live processes (zombies count as dead) of the session ``sid`` of a bot that
+    has been reaped, from ``/proc``; empty where there is no ``/proc``.
+
+    The bot led the session, so a live process whose pid is ``sid`` is another process
+    that got the bot's pid after the session emptied: then nothing is the bot's."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    wanted = b"%d" % sid
+    found = []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            stat = os.read(fd, 512)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        # "pid (comm) state ppid pgrp session ..."; comm may itself contain parentheses.
+        fields = stat[stat.rfind(b")") + 2 :].split(None, 4)
+        if len(fields) > 3 and fields[3] == wanted and fields[0] not in (b"Z", b"X"):
+            if name == str(sid):
+                return []
+            found.append(int(name))
+    return found
+
+
+# --------------------------------------------------------------------------- errors
+
+_BROKEN_IO: Final = (
+    trio.BrokenResourceError,
+    trio.ClosedResourceError,
+    BrokenPipeError,
+    ConnectionResetError,
+)
+
+
+class _BotIO:
+    """Translate pipe failures into :class:`BotCrashed`: the single mapping point.
+
+    A plain class rather than a generator context manager: it wraps every read and
+    write, and entering it should cost next to nothing."""
+
+    __slots__ = ("action",)
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> Literal[False]:
+        if exc is None or not isinstance(exc, _BROKEN_IO):
+            return False
+        cause = exc.__cause__ if isinstance(exc.__cause__, OSError) else exc
+        raise BotCrashed(f"{self.action}: {type(cause).__name__}: {cause}") from exc
+
+
+_WRITING: Final = _BotIO("cannot write to the bot's stdin")
+_READING: Final = _BotIO("cannot read the bot's stdout")
+
+
+# --------------------------------------------------------------------------- process
+
+
+class BotProcess:
+    """A running bot. Obtain one from :func:`open_bot_process`.
+
+    At most one task may call :meth:`send` at a time, and at most one
+    :meth:`receive_some`.
+    """
+
+    def __init__(
+        self,
+        command: BotCommand,
+        process: trio.Process,
+        log: BinaryIO | None,
+        stderr_cap_bytes: int,
+    ) -> None:
+        stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
+        assert stdin is not None and stdout is not None and stderr is not None
+        # Written to and read from directly, see send() and receive_some().
+        assert isinstance(stdin, trio.lowlevel.FdStream)
+        assert isinstance(stdout, trio.lowlevel.FdStream)
+        self.command = command
+        self._process = process
+        self._stdin = stdin
+        self._stdout = stdout
+        self._stderr = stderr
+        self._log = log
+        self._cap = stderr_cap_bytes
+        self._logged = 0
+        self._log_ends_line = True
+        self._stderr_total = 0
+        self._tail = bytearray()
+        self._stderr_done = trio.Event()
+        self._read_scope: trio.CancelScope | None = None
+        self._write_scope: trio.CancelScope | None = None
+        # Service tasks run in scopes shielded from outside cancellation; only
+        # cleanup stops them, so they never contribute exceptions of their own.
+        self._pump_scope = trio.CancelScope(shield=True)
+        self._watch_scope = trio.CancelScope(shield=True)
+        self._closed = False
+        self._returncode: int | None = None
+        self._guard: GroupGuard | None = None
+
+    def __repr__(self) -> str:
+        return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """Exit status once the bot's exit has been seen (negative: killed by that
+        signal), else None.
+
+        Costs no system call, as it is read before every request: the exit is seen
+        by a watcher task as soon as Trio runs it after the process ends, and by
+        :meth:`wait`, :meth:`kill` and :meth:`poll`."""
+        return self._returncode
+
+    def poll(self) -> int | None:
+        """Ask the operating system whether the bot has exited; its exit status or None."""
+        code = self._process.returncode
+        if code is not None:
+            self._returncode = code
+        return code
+
+    def status(self) -> str:
+        """E.g. ``running``, ``exited with status 1``, ``killed by signal SIGKILL``."""
+        code = self.returncode
+        return "running" if code is None else describe_exit_status(code)
+
+    @property
+    def stderr_bytes(self) -> int:
+        """Total bytes read from the bot's stderr so far (logged or not)."""
+        return self._stderr_total
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        """The last lines the bot wrote to stderr (from the last few KiB)."""
+        text = self._tail.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        if len(self._tail) >= _TAIL_BYTES and len(lines) > 1:
+            lines = lines[1:]  # the first line is probably cut
+        return "\n".join(lines[-max_lines:]) if max_lines > 0 else ""
+
+    async def send(self, data: bytes, timeout_s: float = math.inf) -> float:
+        """Write all of ``data`` to the bot's stdin.
+
+        Returns the time (on Trio's clock) just before the first byte was
+        handed to the pipe. What the pipe accepts at once is written right
+        away, without yielding to other tasks first: that time is then not
+        moved by whatever else the referee runs, and a message that fits in
+        the pipe (the usual case) costs a single system call.
+
+        Raises :class:`BotCrashed` if the bot has exited or its stdin is
+        broken, and :class:`trio.TooSlowError` if the rest of ``data`` could
+        not be written within ``timeout_s`` (part of it may have been).
+        """
+        if self.returncode is not None:
+            raise BotCrashed(f"cannot write to the bot: {self.status()}")
+        started = trio.current_time()
+        with _WRITING:
+            written = self._write_now(data)
+        if written == len(data):
+            return started
+        with trio.CancelScope(deadline=started + timeout_s) as scope:
+            self._write_scope = scope
+            try:
+                with _WRITING:
+                    await self._stdin.send_all(memoryview(data)[written:])
+                return started
+            finally:
+                self._write_scope = None
+        if self.poll() is None:
+            raise trio.TooSlowError
+        raise BotCrashed(f"the bot stopped before reading its input ({self.status()})")
+
+    def _write_now(self, data: bytes) -> int:
+        """Write what the (non-blocking) pipe accepts right now; how much that was."""
+        fd = self._stdin.fileno()
+        if fd < 0:
+            raise trio.ClosedResourceError("the bot's stdin is closed")
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:  # as Trio's own send_all reports it
+            raise trio.BrokenResourceError(str(exc)) from exc
+
+    async def receive_some(
+        self, max_bytes: int = RECEIVE_CHUNK_BYTES, *, deadline: float = math.inf
+    ) -> bytes:
+        """Read up to ``max_bytes`` from the bot's stdout; ``b""`` means end of file.
+
+        End of file is also reported once the bot's own process has exited and
+        its stdout stayed silent for :data:`EXIT_QUIET_S`, even if a descendant
+        still holds the pipe open. Raises :class:`trio.TooSlowError` when nothing
+        arrived by ``deadline`` (on Trio's clock), and :class:`BotCrashed` if the
+        stream is broken or already closed.
+
+        One cancel scope serves both limits (a scope costs as much as the rest of a
+        read): the exit watcher brings its deadline forward when the bot exits.
+        """
+        with trio.CancelScope(deadline=deadline) as scope:
+            if self.returncode is not None:
+                scope.deadline = min(deadline, trio.current_time() + EXIT_QUIET_S)
+            self._read_scope = scope
+            try:
+                with _READING:
+                    return await self._read(max_bytes)
+            finally:
+                self._read_scope = None
+        if scope.deadline < deadline:  # brought forward: the bot exited and went quiet
+            return b""
+        raise trio.TooSlowError
+
+    async def _read(self, max_bytes: int) -> bytes:
+        """Wait until the pipe is readable, then read it: one pass through Trio's
+        scheduler per read (its stream would make two, plus a read that fails)."""
+        fd = self._stdout.fileno()
+        if fd < 0:
+            raise trio.ClosedResourceError("the bot's stdout is closed")
+        while True:
+            await trio.lowlevel.wait_readable(fd)
+            try:
+                return os.read(fd, max_bytes)
+            except BlockingIOError:  # woken up for nothing: wait again
+                continue
+            except OSError as exc:  # as Trio's own receive_some reports it
+                raise trio.BrokenResourceError(str(exc)) from exc
+
+    async def close_input(self) -> None:
+        """Close the bot's stdin so that it reads end of file."""
+        await self._stdin.aclose()
+
+    async def wait(self) -> int:
+        """Wait for the bot to exit and its stderr to be drained; return the exit status.
+
+        The stderr drain is bounded by :data:`STDERR_DRAIN_S`.
+        """
+        code = self._returncode = await self._process.wait()
+        with trio.move_on_after(STDERR_DRAIN_S):
+            await self._stderr_done.wait()
+        return code
+
+    async def kill(self) -> None:
+        """Kill the bot's whole process group and wait for the bot to be reaped.
+
+        Also kills the rest of its session, and waits, at most
+        :data:`GROUP_EXIT_WAIT_S`, for all of it to die. Idempotent.
+        """
+        self._kill_group()
+        self._returncode = await self._process.wait()
+        await self._clear_session()
+        if self._guard is not None:
+            self._guard.disarm()
+
+    # ----------------------------------------------------------------- internals
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self.poll() is None:  # it may have left its group
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+
+    async def _clear_session(self) -> None:
+        """Kill what is left of the reaped bot's session and give it a moment to die.
+
+        The group kill already hit the bot's group; this also reaches descendants
+        that moved to another group of the session. ``SIGKILL`` takes effect
+        asynchronously; waiting (briefly, bounded by :data:`GROUP_EXIT_WAIT_S`)
+        means that once cleanup returns, nothing the bot forked is still consuming
+        CPU. One scan of ``/proc`` (well under a millisecond on a machine with a
+        hundred processes) for a bot that did not fork.
+        """
+        deadline = trio.current_time() + GROUP_EXIT_WAIT_S
+        while stragglers := _session_stragglers(self.pid):
+            for pid in stragglers:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if trio.current_time() >= deadline:
+                return
+            await trio.sleep(0.002)
+
+    def _start_services(self, nursery: trio.Nursery) -> None:
+        nursery.start_soon(self._pump_stderr, name=f"bot {self.pid} stderr")
+        nursery.start_soon(self._watch_exit, name=f"bot {self.pid} exit watcher")
+
+    async def _watch_exit(self) -> None:
+        with self._watch_scope:
+            self._returncode = await self._process.wait()
+            # Give any read or write in progress a short while to finish, then
+            # stop it even if a descendant still holds the pipe.
+            quiet_until = trio.current_time() + EXIT_QUIET_S
+            for scope in (self._read_scope, self._write_scope):
+                if scope is not None:
+                    scope.deadline = min(scope.deadline, quiet_until)
+
+    async def _pump_stderr(self) -> None:
+        with self._pump_scope:
+            try:
+                while True:
+                    try:
+                        chunk = await self._stderr.receive_some(RECEIVE_CHUNK_BYTES)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        break
+                    if not chunk:
+                        break
+                    self._record_stderr(chunk)
+            finally:
+                self._close_log()
+                self._stderr_done.set()
+
+    def _record_stderr(self, chunk: bytes | bytearray) -> None:
+        self._stderr_total += len(chunk)
+        self._tail += chunk
+        del self._tail[:-_TAIL_BYTES]
+        if self._log is None:
+            return
+        room = self._cap - self._logged
+        # Local file writes go to the page cache and do not block for long;
+        # with at most `cap` bytes per bot, a thread per write is not worth it.
+        try:
+            if room > 0:
+                kept = chunk[:room]
+                self._log.write(kept)
+                self._logged += len(kept)
+                self._log_ends_line = kept.endswith(b"\n")
+            if len(chunk) > room:
+                newline = b"" if self._log_ends_line else b"\n"
+                note = f"[... stderr truncated after {self._cap} bytes ...]\n".encode()
+                self._log.write(newline + note)
+                self._close_log()
+            else:
+                self._log.flush()
+        except OSError:  # disk full or similar: stop logging, keep draining
+            self._close_log()
+
+    def _close_log(self) -> None:
+        log, self._log = self._log, None
+        if log is not None:
+            with contextlib.suppress(OSError):
+                log.close()
+
+    @trio.lowlevel.enable_ki_protection
+    async def _shutdown(self) -> None:
+        """Kill the group, reap the bot, stop the service tasks. Idempotent."""
+        if self._closed:
+            return
+        self._kill_group()
+        self._returncode = await self._process.wait()
+        await self._clear_session()
+        if self._guard is not None:
+            await self._guard.close()
+        with trio.move_on_after(STDERR_DRAIN_S):
+            await self._stderr_done.wait()
+        self._pump_scope.cancel()
+        self._watch_scope.cancel()
+        for stream in (self._stdin, self._stdout, self._stderr):
+            await stream.aclose()
+        self._close_log()
+        self._closed = True
+
+
+@contextlib.asynccontextmanager
+async def open_bot_process(
+    command: BotCommand,
+    *,
+    stderr_path: Path | None = None,
+    stderr_cap_bytes: int = DEFAULT_STDERR_CAP_BYTES,
+) -> AsyncIterator[BotProcess]:
+    """Start ``command`` and yield a :class:`BotProcess`; kill it all on exit.
+
+    ``stderr_path`` receives the first ``stderr_cap_bytes`` of the bot's
+    stderr (its parent directories are created); with None, stderr is still
+    drained and its tail kept in memory.
+
+    Raises :class:`BotStartError` if the command cannot be started. Exceptions
+    from the body propagate unchanged (not wrapped in an exception group).
+    """
+    if stderr_cap_bytes < 0:
+        raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
+    env = command.child_env()
+    _resolve_executable(command, env)
+    limits = command.limits.rlimits()
+
+    log: BinaryIO | None = None
+    if stderr_path is not None:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(stderr_path, "wb")  # noqa: SIM115 - owned by BotProcess
+    guard: GroupGuard | None = None
+    try:
+        # The guard first: the bot's process tells it its group before its exec.
+        guard = await GroupGuard.start(command.display)
+        process = await trio.lowlevel.open_process(
+            list(command.argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=command.cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=_make_preexec(limits, guard),
+        )
+    except BaseException as exc:
+        if log is not None:
+            log.close()
+        if guard is not None:  # the bot's process, if any, died before its exec
+            await guard.close()
+        if isinstance(exc, (OSError, subprocess.SubprocessError)):
+            raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
+        raise
+
+    bot = BotProcess(command, process, log, stderr_cap_bytes)
+    bot._guard = guard
+    raised: BaseException | None = None
+    unwrapped = False
+    try:
+        async with trio.open_nursery() as nursery:
+            bot._start_services(nursery)
+            try:
+                yield bot
+            except BaseException as exc:
+                raised = exc
+                raise
+            finally:
+                with trio.CancelScope(shield=True):
+                    await bot._shutdown()
+    except BaseExceptionGroup as group:
+        # The service tasks never raise, so the nursery's group can only
+        # wrap what the body raised: hand that back unwrapped.
+        if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
+            raise
+        unwrapped = True
+    finally:
+        with trio.CancelScope(shield=True):  # no-op unless the nursery failed to open
+            await bot._shutdown()
+    if unwrapped:
+        assert raised is not None
+        raise raised

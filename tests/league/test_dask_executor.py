@@ -1,0 +1,688 @@
+"""Leagues on a Dask cluster: a worker killed mid-league, the coordinator killed and
+restarted, bots that workers cannot start, and results delivered twice."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import trio
+from jsonout import strict_json
+
+try:
+    from distributed import Client
+except ImportError as exc:  # pragma: no cover - only without the dask extra
+    raise ImportError(
+        f"the Dask league tests need the optional dependency dask[distributed] ({exc});"
+        " install it with: pip install -e '.[test,dask]' (./tasks test does)"
+    ) from None
+
+from referee.config.settings import LeagueConfig, SettingsError, load_league
+from referee.core.replay import Replay, verify
+from referee.core.schedule import ScheduledGame
+from referee.league.dask_executor import (
+    INSTALL_HINT,
+    BlockResult,
+    BlockTask,
+    ClusterError,
+    DaskExecutor,
+    WorkerBot,
+    _Attempt,
+    _Coordinator,
+    deliver,
+    play_block_task,
+    scheduler_address,
+)
+from referee.league.runner import (
+    LeagueJob,
+    league_size,
+    pending_blocks,
+    record_of,
+    run_league,
+    settings_for,
+)
+from referee.league.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+GREEDY = f"python {REPO / 'sample_bots' / 'greedy_bot.py'}"
+RANDOM = f"python {REPO / 'sample_bots' / 'random_bot.py'}"
+REFEREE = Path(sys.executable).with_name("taki-referee")
+
+
+#: A LocalCluster in a process of its own, so that this test process has no child
+#: left when the module ends (not even multiprocessing's resource tracker). It runs
+#: until its input closes.
+CLUSTER = """\
+import sys
+from distributed import LocalCluster
+
+with LocalCluster(
+    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+) as cluster:
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The scheduler address of a 2-worker LocalCluster (one thread per worker)."""
+    log = tmp_path_factory.mktemp("cluster") / "cluster.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, start_new_session=True,
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        address = proc.stdout.readline().decode().strip()
+        assert address.startswith("tcp://"), log.read_text()
+        yield address
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        proc.stdout.close()
+
+
+@pytest.fixture
+def client(cluster: str) -> Iterator[Client]:
+    with Client(cluster, set_as_default=False) as client:
+        # A worker killed by an earlier test is restarted by its nanny.
+        client.wait_for_workers(2, timeout=30)
+        yield client
+
+
+def league_file(tmp_path: Path, *, deals: int, marker: str = "", bots: str = "",
+                league: str = "") -> Path:
+    env = f'env = {{ TAKI_TEST_MARKER = "{marker}" }}' if marker else ""
+    bots = bots or f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+{env}
+
+[[bots]]
+name = "random1"
+command = "{RANDOM} 1"
+{env}
+
+[[bots]]
+name = "random2"
+command = "{RANDOM} 2"
+{env}
+"""
+    path = tmp_path / "league.toml"
+    path.write_text(f"""\
+[league]
+table_size = 2
+deals = {deals}
+seed = 7
+concurrency = 2
+replay_dir = "replays"
+{league}
+
+[time]
+move_ms = 1000
+bank_ms = 10000
+increment_ms = 100
+
+{bots}
+""")
+    return path
+
+
+def count_games(db: Path) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    except sqlite3.Error:  # not created yet
+        return 0
+
+
+def stored_ids(db: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        return [row[0] for row in con.execute("SELECT game_id FROM games")]
+
+
+def check_exactly_once(db: Path, expected: set[str], seats: int = 2) -> None:
+    ids = stored_ids(db)
+    assert len(ids) == len(set(ids)) == len(expected)
+    assert set(ids) == expected
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        assert con.execute("SELECT COUNT(*) FROM seats").fetchone() == (seats * len(ids),)
+        assert con.execute(
+            "SELECT COUNT(*) FROM seats WHERE forfeit_reason IS NOT NULL"
+        ).fetchone() == (0,)
+
+
+def marked_processes(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if proc.status() != psutil.STATUS_ZOMBIE and (
+                proc.environ().get("TAKI_TEST_MARKER") == marker
+            ):
+                found.append(proc)
+    return found
+
+
+# ------------------------------------------------------------- a worker dies
+
+
+async def test_a_worker_killed_mid_league(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    marker = uuid.uuid4().hex
+    config = load_league(league_file(tmp_path, deals=8, marker=marker))
+    total = league_size(config)
+    assert total == 48
+    pids: dict[str, int] = await trio.to_thread.run_sync(client.run, os.getpid)
+    victim_pid = sorted(pids.items())[0][1]
+    db = tmp_path / "dask.sqlite"
+    killed_at: list[int] = []
+
+    async def kill_a_worker() -> None:
+        while count_games(db) < 6:
+            await trio.sleep(0.01)
+        killed_at.append(count_games(db))
+        os.kill(victim_pid, signal.SIGKILL)
+
+    with ResultStore(db) as store:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(kill_a_worker)
+            played = await run_league(
+                config, store, log_dir=tmp_path / "logs",
+                executor=DaskExecutor(cluster),
+            )
+        assert played == store.game_count() == total
+        games = list(store.games())
+    assert killed_at and killed_at[0] < total
+    assert not psutil.pid_exists(victim_pid) or (
+        psutil.Process(victim_pid).status() == psutil.STATUS_ZOMBIE
+    )
+
+    # The same games as a local run, each stored once.
+    local_db = tmp_path / "local.sqlite"
+    with ResultStore(local_db) as store:
+        assert await run_league(config, store, log_dir=tmp_path / "local-logs") == total
+    check_exactly_once(db, set(stored_ids(local_db)))
+    assert set(stored_ids(local_db)) == {
+        g.game_id for block in pending_blocks(config, set()) for g in block
+    }
+
+    # The coordinator wrote every replay into the league's replay_dir, and each one
+    # re-plays to the stored result.
+    replays = tmp_path / "replays"
+    for game in games:
+        assert game.replay is not None
+        path = Path(game.replay)
+        assert path.parent == replays
+        result = verify(Replay.load(path))
+        assert result.places == tuple(s.place for s in game.seats)
+    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+
+    # The bots of the dead worker saw their input close and exited.
+    deadline = time.monotonic() + 10
+    while marked_processes(marker) and time.monotonic() < deadline:
+        await trio.sleep(0.05)
+    assert marked_processes(marker) == []
+
+
+# ------------------------------------------------------- the coordinator dies
+
+
+@contextlib.contextmanager
+def referee(*args: str, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [str(REFEREE), *args], cwd=cwd, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    with proc:
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def test_killed_coordinator_resumes(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=6)
+    config = load_league(path)
+    total = league_size(config)
+    db = tmp_path / "league.sqlite"
+    args = ("league", str(path), "--db", str(db), "--log-dir", str(tmp_path / "logs"),
+            "--json", "--dask", cluster)
+
+    with referee(*args, cwd=tmp_path) as first:
+        deadline = time.monotonic() + 60
+        while count_games(db) < 4:
+            assert first.poll() is None, first.stderr.read() if first.stderr else ""
+            assert time.monotonic() < deadline, "the league did not record any game"
+            time.sleep(0.01)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    assert 4 <= count_games(db) < total
+
+    with referee(*args, cwd=tmp_path) as second:
+        out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err.decode()
+    assert strict_json(out)["games"] == total
+    check_exactly_once(db, {g.game_id for block in pending_blocks(config, set()) for g in block})
+
+
+# --------------------------------------------------- bots a worker cannot start
+
+
+def test_a_bot_missing_on_every_worker_stops_the_league(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=2, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "ghost"
+command = "no-such-bot-binary --fast"
+""")
+    db = tmp_path / "r.sqlite"
+    result = subprocess.run(
+        [str(REFEREE), "league", str(path), "--db", str(db), "--log-dir",
+         str(tmp_path / "logs"), "--dask", cluster],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    message = " ".join(result.stderr.split())
+    assert "cannot start bot 'ghost' (no-such-bot-binary --fast) on workers" in message
+    assert "every worker must be able to run every bot command" in message
+    for worker in client.nthreads():
+        assert worker in message
+    assert "Traceback" not in result.stderr
+    # Never a forfeit: the games of the ghost are not played at all.
+    assert count_games(db) == 0
+
+
+async def test_a_bot_missing_on_one_worker_is_played_on_another(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    # Only the worker whose working directory holds bin/bot.py can start the bot; on
+    # the other, the interpreter starts but exits before its handshake, which the
+    # worker's bot check reports as its own failure, never as a forfeit of the bot.
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    random_bot = REPO / "sample_bots" / "random_bot.py"
+    (home / "bin" / "bot.py").write_text(
+        f"import runpy, sys\nsys.argv = [{str(random_bot)!r}, '3']\n"
+        f"runpy.run_path({str(random_bot)!r}, run_name='__main__')\n"
+    )
+    # Many small units, so that the idle worker steals queued ones: a block restricted
+    # to the other workers must never be handed back to the worker that failed its bot.
+    path = league_file(tmp_path, deals=12, league="deals_per_process = 1", bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "random"
+command = "{RANDOM} 1"
+
+[[bots]]
+name = "local-only"
+command = "python bin/bot.py"
+""")
+    config = load_league(path)
+    workers = sorted(client.nthreads())
+    able, unable = workers
+    cwds: dict[str, str] = client.run(os.getcwd)
+    client.run(os.chdir, str(home), workers=[able])
+    in_flight = 4
+    executor = DaskExecutor(cluster, in_flight=in_flight)
+    try:
+        with ResultStore(tmp_path / "r.sqlite") as store:
+            played = await run_league(config, store, log_dir=tmp_path / "logs",
+                                      executor=executor)
+    finally:
+        client.run(os.chdir, cwds[able], workers=[able])
+    assert played == league_size(config) == 72
+    # Never a forfeit: every game of the bot was played where it could start.
+    check_exactly_once(tmp_path / "r.sqlite",
+                       {g.game_id for block in pending_blocks(config, set()) for g in block})
+    # At least one block went to the worker without the bot first; it was re-submitted.
+    assert executor.failures
+    assert {f.worker for f in executor.failures} == {unable}
+    assert {f.bot for f in executor.failures} == {"local-only"}
+    assert all("exited with status 2 before its handshake" in f.problem
+               and "can't open file" in f.problem for f in executor.failures)
+    # Once the first failure is known, no block with the bot goes to that worker again:
+    # only the blocks already in flight then can fail there.
+    assert len(executor.failures) <= in_flight
+
+
+async def test_retries_are_bounded(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    path = league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "ghost"
+command = "no-such-bot-binary"
+""")
+    config = load_league(path)
+    executor = DaskExecutor(cluster, max_attempts=1)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        with pytest.raises(ClusterError, match=r"greedy,ghost/deal0 could not be played in 1 "
+                           r"attempts: cannot start bot 'ghost' \(no-such-bot-binary\) on worker tcp://"):
+            await run_league(config, store, log_dir=None, executor=executor)
+        assert store.game_count() == 0
+    assert len(executor.failures) == 1
+
+
+# -------------------------------------------------------- delivered twice
+
+
+def block_task(config: LeagueConfig, block: list[ScheduledGame], run: str = "") -> BlockTask:
+    """The task of one block, as the coordinator would submit it."""
+    specs = {b.name: b for b in config.bots}
+    return BlockTask(
+        block=block[0].block,
+        games=tuple(block),
+        bots=tuple(WorkerBot.of(specs[name]) for name in block[0].seats),
+        settings=settings_for(config, None),
+        replays=True,
+        logs=True,
+        python=sys.executable,
+        run=run,
+    )
+
+
+def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1))
+    settings = settings_for(config, tmp_path / "logs")
+    block = next(pending_blocks(config, set()))
+    specs = {b.name: b for b in config.bots}
+    task = block_task(config, block)
+    result = play_block_task(task)
+    assert result.failure is None
+    assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in block]
+    assert all(p.replay is not None for p in result.games)
+    assert {name for name, _ in result.logs} == {
+        "greedy_random1_deal0-greedy.log", "greedy_random1_deal0-random1.log"
+    }
+    recorded: list[str] = []
+    with ResultStore(tmp_path / "r.sqlite") as store:
+
+        def record(outcome: Any) -> bool:
+            new = store.record(record_of(outcome))
+            if new:
+                recorded.append(outcome.game.game_id)
+            return new
+
+        job = LeagueJob(settings, specs, record, store.has_game)
+        assert deliver(job, result) == 2
+        replays = sorted((tmp_path / "replays").iterdir())
+        first = [p.read_text() for p in replays]
+        assert deliver(job, result) == 0
+        assert store.game_count() == 2
+        # Even when the store is asked directly, a duplicate is refused.
+        assert not job.record(result.games[0].outcome)
+        stored = list(store.games())
+    assert recorded == [g.game_id for g in block]
+    assert [p.read_text() for p in sorted((tmp_path / "replays").iterdir())] == first
+    assert {g.replay for g in stored} == {str(p) for p in replays}
+    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+
+
+def test_a_worker_checks_each_bot_once_per_run(tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    counting = tmp_path / "counting_bot.py"
+    random_bot = REPO / "sample_bots" / "random_bot.py"
+    counting.write_text(
+        f"import runpy, sys\nwith open({str(starts)!r}, 'a') as f:\n    f.write('start\\n')\n"
+        f"sys.argv = [{str(random_bot)!r}, '4']\n"
+        f"runpy.run_path({str(random_bot)!r}, run_name='__main__')\n"
+    )
+    config = load_league(league_file(tmp_path, deals=2, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "counting"
+command = "python {counting}"
+"""))
+    first, second = pending_blocks(config, set())
+
+    def played(block: list[ScheduledGame], run: str) -> int:
+        result = play_block_task(block_task(config, block, run))
+        assert result.failure is None
+        assert len(result.games) == 2
+        return len(starts.read_text().splitlines())
+
+    run = uuid.uuid4().hex
+    assert played(first, run) == 2  # the check, then the block
+    assert played(second, run) == 3  # checked already in this run: the block only
+    assert played(first, uuid.uuid4().hex) == 5  # a new run checks again
+
+
+def test_a_worker_that_cannot_start_a_bot_forfeits_nothing(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+
+[[bots]]
+name = "typo"
+command = "python {tmp_path / 'no_such_bot.py'}"
+"""))
+    block = next(pending_blocks(config, set()))
+    run = uuid.uuid4().hex
+    for _ in range(2):  # a failure is not remembered: the bot is checked again
+        result = play_block_task(block_task(config, block, run))
+        assert result.games == ()
+        assert result.failure is not None
+        assert result.failure.worker == "local"
+        assert result.failure.bot == "typo"
+        assert result.failure.command.endswith("no_such_bot.py")
+        assert result.failure.problem.startswith("exited with status 2 before its handshake")
+        assert "can't open file" in result.failure.problem
+
+
+async def test_a_task_stranded_on_departed_workers_is_resubmitted(tmp_path: Path) -> None:
+    # A block restricted to workers that all left would wait for them forever.
+    config = load_league(league_file(tmp_path, deals=1))
+
+    class Future:
+        cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    class FakeClient:
+        def nthreads(self) -> dict[str, int]:
+            return {"tcp://w3:1": 1}
+
+    job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                    lambda _: True, lambda _: False)
+    coordinator = _Coordinator(DaskExecutor("127.0.0.1:1"), FakeClient(), job)
+    games = next(pending_blocks(config, set()))
+    stranded = _Attempt(games[0].block, games, allowed=["tcp://w1:1", "tcp://w2:1"])
+    waiting = _Attempt(games[0].block, games, allowed=["tcp://w3:1"])
+    free = _Attempt(games[0].block, games)
+    futures = [Future(), Future(), Future()]
+    coordinator.in_flight = dict(zip(futures, [stranded, waiting, free], strict=True))
+    await coordinator._reroute_stranded()
+    assert [f.cancelled for f in futures] == [True, False, False]
+    assert coordinator.retry == [stranded]
+    assert list(coordinator.in_flight.values()) == [waiting, free]
+
+
+class FakeFuture:
+    """A Dask future that the test finishes."""
+
+    def __init__(self, block: str) -> None:
+        self.block = block
+        self.status = "pending"
+        self.callbacks: list[Callable[[FakeFuture], None]] = []
+
+    def add_done_callback(self, callback: Callable[[FakeFuture], None]) -> None:
+        self.callbacks.append(callback)
+
+    def finish(self, status: str) -> None:
+        self.status = status
+        for callback in self.callbacks:
+            callback(self)
+
+    def cancel(self) -> None:
+        self.finish("cancelled")
+
+    def result(self) -> BlockResult:
+        return BlockResult(self.block, "tcp://w2:1", ())
+
+
+class BusyClient:
+    """A cluster that keeps finishing tasks, one every 50 ms, while worker w1 leaves as
+    soon as a task restricted to it is submitted (and w2 joins)."""
+
+    status = "running"
+
+    def __init__(self, nursery: trio.Nursery) -> None:
+        self.nursery = nursery
+        self.workers = ["tcp://w1:1", "tcp://w3:1"]
+        #: (block, the workers it may run on) of each submission, in order.
+        self.submitted: list[tuple[str, list[str] | None]] = []
+        self.futures: list[FakeFuture] = []
+
+    def nthreads(self) -> dict[str, int]:
+        return dict.fromkeys(self.workers, 1)
+
+    def submit(self, fn: Any, task: BlockTask, *, workers: list[str] | None,
+               **options: Any) -> FakeFuture:
+        future = FakeFuture(task.block)
+        self.submitted.append((task.block, workers))
+        self.futures.append(future)
+        if workers == ["tcp://w1:1"]:
+            self.workers = ["tcp://w2:1", "tcp://w3:1"]
+        else:
+            self.nursery.start_soon(self._finish_soon, future)
+        return future
+
+    async def _finish_soon(self, future: FakeFuture) -> None:
+        await trio.sleep(0.05)
+        future.finish("finished")
+
+
+async def test_a_stranded_task_is_resubmitted_while_other_tasks_keep_finishing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check for stranded tasks has a timer of its own: it does not wait for the
+    cluster to fall quiet."""
+    monkeypatch.setattr("referee.league.dask_executor.POLL_S", 0.2)
+    config = load_league(league_file(tmp_path, deals=1))
+    job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                    lambda _: True, lambda _: False)
+    games = next(pending_blocks(config, set()))
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            client = BusyClient(nursery)
+            coordinator = _Coordinator(DaskExecutor("127.0.0.1:1", in_flight=2), client, job)
+            # A block whose bot w3 could not start: it may run on w1 only, which leaves.
+            coordinator.retry = [_Attempt("stranded", games, failed_workers={"tcp://w3:1"})]
+            await coordinator.run(iter([games] * 40))
+    assert len(client.submitted) == 42
+    sent = [(i, workers) for i, (block, workers) in enumerate(client.submitted)
+            if block == "stranded"]
+    assert [workers for _, workers in sent] == [["tcp://w1:1"], ["tcp://w2:1"]]
+    assert client.futures[0].status == "cancelled"
+    # One 50 ms task at a time runs beside the stranded one: its re-submission after
+    # 0.2 s comes long before the 40 other tasks (2 s or more) are done.
+    assert sent[1][0] < len(client.submitted) - 10, sent
+
+
+def test_bots_travel_as_plain_values(tmp_path: Path) -> None:
+    import pickle
+
+    config = load_league(league_file(tmp_path, deals=1, bots=f"""\
+[[bots]]
+name = "a"
+command = "{GREEDY}"
+env = {{ X = "1" }}
+limits = {{ cpu_seconds = 60 }}
+
+[[bots]]
+name = "b"
+command = "/bin/true"
+"""))
+    for spec in config.bots:
+        bot = pickle.loads(pickle.dumps(WorkerBot.of(spec)))
+        assert bot.spec(sys.executable) == spec
+    # ``python`` is the coordinator's interpreter there, the worker's here.
+    moved = WorkerBot.of(config.bots[0]).spec("/elsewhere/python")
+    assert moved.command.argv[0] == sys.executable
+    assert pickle.loads(pickle.dumps(settings_for(config, None))) == settings_for(config, None)
+
+
+# ------------------------------------------------------- settings and command
+
+
+def test_executor_setting(tmp_path: Path) -> None:
+    config = load_league(league_file(tmp_path, deals=1, league='executor = "dask://h.example:8786"'))
+    assert config.executor == "dask://h.example:8786"
+    assert scheduler_address(config.executor) == "tcp://h.example:8786"
+    assert scheduler_address("10.0.0.5:8786") == "tcp://10.0.0.5:8786"
+    assert scheduler_address("tls://h:1") == "tls://h:1"
+    assert load_league(league_file(tmp_path, deals=1)).executor == "local"
+    for value, problem in [
+        ('"dask://h"', 'must be "local" or "dask://HOST:PORT"'),
+        ('"tcp://h:1"', 'must be "local" or "dask://HOST:PORT"'),
+        ("5", "not 5"),
+        ('"dask://h:70000"', "port 70000 is not between 1 and 65535"),
+    ]:
+        path = league_file(tmp_path, deals=1, league=f"executor = {value}")
+        with pytest.raises(SettingsError) as info:
+            load_league(path)
+        assert str(info.value).startswith(f"{path}:7: [league] executor: ")
+        assert problem in str(info.value)
+
+
+def test_dask_option_without_dask(tmp_path: Path) -> None:
+    path = league_file(tmp_path, deals=1)
+    code = (
+        "import sys; sys.modules['distributed'] = None; sys.modules['dask'] = None\n"
+        "from referee.cli.main import main\n"
+        f"sys.exit(main(['league', {str(path)!r}, '--db', {str(tmp_path / 'r.sqlite')!r},"
+        " '--dask', 'localhost:8786']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert INSTALL_HINT in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+    # The league file's executor needs dask too.
+    path = league_file(tmp_path, deals=1, league='executor = "dask://localhost:8786"')
+    code = code.replace(", '--dask', 'localhost:8786'", "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert INSTALL_HINT in " ".join(result.stderr.split())

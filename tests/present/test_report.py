@@ -1,0 +1,220 @@
+"""The league report: ratings over growing prefixes, links to replays, the page's tables
+and charts, and the page itself in Chromium for a league played by the sample bots.
+
+The browser test uses Debian's Chromium at /usr/bin/chromium (``./tasks test`` installs
+it); a missing browser fails it rather than skipping it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from referee.league.store import GameRecord, ResultStore, SeatRecord
+from referee.present.report import (
+    load_report,
+    rating_history,
+    render_report,
+    replay_link,
+    write_report,
+)
+from referee.ratings.elo import GameResult, fit_elo
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def game(game_id: str, places: dict[str, int], *, replay: str | None = None,
+         forfeit: tuple[str, str] | None = None) -> GameRecord:
+    seats = tuple(
+        SeatRecord(seat, bot, place, 10 * place,
+                   forfeit[1] if forfeit and forfeit[0] == bot else None,
+                   "detail" if forfeit and forfeit[0] == bot else None)
+        for seat, (bot, place) in enumerate(places.items())
+    )
+    return GameRecord(game_id, game_id.rsplit("/", 1)[0], 1, 30, "win", seats, replay)
+
+
+def small_db(path: Path, replays: list[str | None] | None = None) -> Path:
+    """Six games of three bots, b forfeiting twice; ``replays`` paths per game."""
+    replays = replays or [None] * 6
+    games = [
+        game("t/0", {"a": 1, "b": 2}, replay=replays[0]),
+        game("t/1", {"a": 1, "c": 2}, replay=replays[1]),
+        game("t/2", {"b": 1, "c": 2}, replay=replays[2]),
+        game("t/3", {"a": 2, "b": 1}, replay=replays[3]),
+        game("t/4", {"b": 2, "c": 1}, replay=replays[4], forfeit=("b", "timeout")),
+        game("t/5", {"a": 1, "b": 2}, replay=replays[5], forfeit=("b", "crash")),
+    ]
+    with ResultStore(path) as store:
+        for g in games:
+            store.record(g)
+    return path
+
+
+# ------------------------------------------------------------------- pure parts
+
+
+def test_history_refits_growing_prefixes() -> None:
+    games = [GameResult({"a": 1, "b": 2}), GameResult({"b": 1, "c": 2}),
+             GameResult({"a": 1, "c": 2}), GameResult({"c": 1, "a": 2})] * 10
+    sizes, history = rating_history(games, points=20)
+    assert sizes == [2 * i for i in range(1, 21)]
+    assert set(history) == {"a", "b", "c"}
+    assert all(len(series) == 20 for series in history.values())
+    final = fit_elo(games)
+    assert {name: series[-1] for name, series in history.items()} == pytest.approx(final)
+    assert history["a"][0] == pytest.approx(fit_elo(games[:2])["a"])
+
+
+def test_history_starts_each_bot_at_its_first_game() -> None:
+    games = [GameResult({"a": 1, "b": 2})] * 3 + [GameResult({"a": 1, "c": 2})] * 3
+    sizes, history = rating_history(games, points=6)
+    assert sizes == [1, 2, 3, 4, 5, 6]
+    assert history["c"][:3] == [None, None, None]
+    assert all(v is not None for v in history["c"][3:])
+
+
+def test_history_with_fewer_games_than_points() -> None:
+    sizes, _ = rating_history([GameResult({"a": 1, "b": 2})] * 3, points=20)
+    assert sizes == [1, 2, 3]
+    assert rating_history([], points=20) == ([], {})
+
+
+def test_replay_links_are_relative_to_the_page(tmp_path: Path, monkeypatch: Any) -> None:
+    (tmp_path / "league" / "replays").mkdir(parents=True)
+    (tmp_path / "league" / "replays" / "g 1.json").write_text("{}")
+    db = tmp_path / "league" / "results.sqlite"
+    out = tmp_path / "site" / "reports"
+    out.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    # Stored relative to the directory the league ran in, absolute, or next to the database.
+    assert replay_link("league/replays/g 1.json", db, out) == "../../league/replays/g%201.json"
+    absolute = str(tmp_path / "league" / "replays" / "g 1.json")
+    assert replay_link(absolute, db, out) == "../../league/replays/g%201.json"
+    monkeypatch.chdir(out)
+    assert replay_link("replays/g 1.json", db, out) == "../../league/replays/g%201.json"
+    assert replay_link(None, db, out) is None
+
+
+def test_the_page_shows_every_part(tmp_path: Path) -> None:
+    data = load_report(small_db(tmp_path / "r.sqlite"), points=4)
+    assert data.ratings is not None
+    assert data.history_games == (2, 3, 4, 6)
+    page = render_report(data, tmp_path)
+    for bot in "abc":
+        assert page.count(f'<g class="bot" data-bot="{bot}">') == 1
+        assert page.count(f'<g class="series" data-bot="{bot}">') == 1
+    assert re.search(r"<th>crash</th><th>timeout</th>", page)
+    assert not re.search(r"https?://|<script|<link\b|@import|url\(", page)
+
+
+def test_an_empty_database_makes_a_page_that_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "empty.sqlite"
+    ResultStore(db).close()
+    out = tmp_path / "report.html"
+    write_report(db, out)
+    assert "No games in the database yet." in out.read_text()
+
+
+def test_names_are_escaped(tmp_path: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    with ResultStore(db) as store:
+        store.record(game("x/0", {"<b>&": 1, "z": 2}))
+        store.record(game("x/1", {"<b>&": 2, "z": 1}))
+    page = render_report(load_report(db), tmp_path)
+    assert "<b>&" not in page
+    assert "&lt;b&gt;&amp;" in page
+
+
+# --------------------------------------------------------------------- browser
+
+
+def referee_command() -> list[str]:
+    script = Path(sys.executable).parent / "taki-referee"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "referee.cli"]
+
+
+LEAGUE = """\
+[league]
+table_size = 2
+deals = 2
+seed = 3
+concurrency = 3
+replay_dir = "replays"
+
+[time]
+move_ms = 5000
+reaction_ms = 5000
+
+[[bots]]
+name = "greedy"
+command = "python {repo}/sample_bots/greedy_bot.py"
+
+[[bots]]
+name = "random"
+command = "python {repo}/sample_bots/random_bot.py 1"
+
+[[bots]]
+name = "random-2"
+command = "python {repo}/sample_bots/random_bot.py 2"
+"""
+
+
+def test_report_of_a_league_in_the_browser(open_page: Any, tmp_path: Path) -> None:
+    league = tmp_path / "league.toml"
+    league.write_text(textwrap.dedent(LEAGUE.format(repo=REPO)))
+    db = tmp_path / "results.sqlite"
+    run = [*referee_command(), "league", str(league), "--db", str(db),
+           "--log-dir", str(tmp_path / "logs"), "--json"]
+    subprocess.run(run, cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    replays = sorted((tmp_path / "replays").glob("*.json"))
+    assert len(replays) == 12
+    # One replay also rendered: the report links its page too.
+    subprocess.run([*referee_command(), "replay", "render", str(replays[0])],
+                   check=True, capture_output=True, timeout=60)
+    out = tmp_path / "site" / "report.html"
+    out.parent.mkdir()
+    done = subprocess.run([*referee_command(), "report", str(db), "-o", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+    page, problems = open_page(out, width=1300, height=900)
+
+    bots = {"greedy", "random", "random-2"}
+    chart_bots = page.locator("#elo-chart g.bot").evaluate_all(
+        "gs => gs.map(g => g.dataset.bot)")
+    assert set(chart_bots) == bots
+    assert page.locator("#elo-chart g.bot circle.elo").count() == 3
+    assert page.locator("#elo-chart g.bot line.ci").count() == 3
+    series = page.locator("#history-chart g.series")
+    assert series.count() == 3
+    for i in range(3):
+        points = series.nth(i).locator("polyline").get_attribute("points")
+        assert points is not None and len(points.split()) >= 2
+    board = page.locator("#leaderboard tbody tr")
+    assert board.count() == 3
+    assert set(board.evaluate_all("rows => rows.map(r => r.dataset.bot)")) == bots
+    assert chart_bots == board.evaluate_all("rows => rows.map(r => r.dataset.bot)")
+    assert page.locator("#crosstable tbody tr").count() == 3
+    assert page.locator("#games tbody tr").count() == 12
+    assert page.inner_text("#forfeits") == "No forfeits."
+
+    hrefs = page.locator("#games a").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert len(hrefs) == 13  # a json link per game, and the rendered page
+    for href in hrefs:
+        assert not href.startswith(("/", "file:")), href
+        assert (out.parent / href).resolve().exists(), href
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+
+    # Follow the link to the rendered replay: the viewer opens at its first step.
+    page.locator("#games a", has_text="view").click()
+    page.wait_for_selector("#step-no")
+    assert page.inner_text("#step-no").startswith("step 0 /")
+    assert problems == []
+    page.close()

@@ -1,0 +1,568 @@
+"""Tests for referee.ratings.elo: Bradley-Terry Elo, bootstrap, LOS, crosstable, SPRT."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from referee.ratings.elo import (
+    ELO_PER_NAT,
+    GameResult,
+    PairRecord,
+    Sprt,
+    SprtState,
+    _constrained_mle,
+    elo_to_score,
+    fit_elo,
+    likelihood_of_superiority,
+    pentanomial_llr,
+    rate,
+    score_to_elo,
+)
+
+ELO_75 = 400.0 * math.log10(3.0)  # 190.848...
+
+
+def heads_up(
+    winner: str, loser: str, n: int = 1, block: str | int | None = None
+) -> list[GameResult]:
+    return [GameResult({winner: 1, loser: 2}, block=block) for _ in range(n)]
+
+
+def draws(a: str, b: str, n: int = 1) -> list[GameResult]:
+    return [GameResult({a: 1, b: 1}) for _ in range(n)]
+
+
+def sample_order(rng: random.Random, players: Sequence[str], elo: dict[str, float]) -> list[str]:
+    """Plackett-Luce draw: the next place goes to a player with probability proportional to
+    10^(elo/400); for two players this is the logistic Elo model."""
+    left = list(players)
+    order = []
+    while left:
+        weights = [10.0 ** (elo[p] / 400.0) for p in left]
+        pick = rng.choices(left, weights=weights)[0]
+        order.append(pick)
+        left.remove(pick)
+    return order
+
+
+def simulated_league(elo: dict[str, float], blocks: int, seats: int, seed: int) -> list[GameResult]:
+    """Duplicate blocks of ``seats`` games each, on ``seats`` players drawn per block."""
+    rng = random.Random(seed)
+    names = sorted(elo)
+    games = []
+    for b in range(blocks):
+        players = rng.sample(names, seats)
+        for _ in range(seats):
+            order = sample_order(rng, players, elo)
+            games.append(GameResult({p: k + 1 for k, p in enumerate(order)}, block=b))
+    return games
+
+
+def centred(ratings: dict[str, float]) -> dict[str, float]:
+    mean = sum(ratings.values()) / len(ratings)
+    return {k: v - mean for k, v in ratings.items()}
+
+
+# ---------------------------------------------------------------------------
+# Elo scale
+# ---------------------------------------------------------------------------
+
+
+def test_elo_score_round_trip() -> None:
+    assert elo_to_score(0.0) == 0.5
+    assert elo_to_score(ELO_75) == pytest.approx(0.75)
+    assert score_to_elo(0.75) == pytest.approx(ELO_75)
+    assert score_to_elo(0.0) == -math.inf
+    assert score_to_elo(1.0) == math.inf
+    assert elo_to_score(-1e6) == 0.0
+    assert elo_to_score(1e6) == 1.0
+    for elo in (-700.0, -12.5, 3.0, 400.0):
+        assert score_to_elo(elo_to_score(elo)) == pytest.approx(elo)
+
+
+# ---------------------------------------------------------------------------
+# Bradley-Terry fit
+# ---------------------------------------------------------------------------
+
+
+def test_two_bots_75_percent_is_191_elo() -> None:
+    games = heads_up("A", "B", 300) + heads_up("B", "A", 100)
+    elo = fit_elo(games, prior=0.0)
+    assert elo["A"] - elo["B"] == pytest.approx(ELO_75, abs=1e-6)
+    assert (elo["A"] + elo["B"]) / 2 == pytest.approx(1500.0)
+
+
+def test_prior_shrinks_only_slightly_with_many_games() -> None:
+    games = heads_up("A", "B", 300) + heads_up("B", "A", 100)
+    diff = fit_elo(games)["A"] - fit_elo(games)["B"]
+    assert ELO_75 - 2.0 < diff < ELO_75
+
+
+def test_symmetric_results_give_equal_ratings() -> None:
+    games = heads_up("A", "B", 40) + heads_up("B", "A", 40)
+    for prior in (0.0, 1.0):
+        elo = fit_elo(games, prior=prior)
+        assert elo["A"] == pytest.approx(1500.0)
+        assert elo["B"] == pytest.approx(1500.0)
+
+
+def test_ties_count_half() -> None:
+    # 100 wins and 100 draws out of 200: a 75% score.
+    games = heads_up("A", "B", 100) + draws("A", "B", 100)
+    elo = fit_elo(games, prior=0.0)
+    assert elo["A"] - elo["B"] == pytest.approx(ELO_75, abs=1e-6)
+    # Only draws: equal strength, and the MLE exists without a prior.
+    elo = fit_elo(draws("A", "B", 7), prior=0.0)
+    assert elo["A"] == pytest.approx(elo["B"])
+
+
+def test_three_bots_consistent_data_recovered_exactly() -> None:
+    # A:B = 3:1, B:C = 3:1, A:C = 9:1 is exactly a Bradley-Terry model with
+    # strengths 9 : 3 : 1, so the MLE reproduces it.
+    games = (
+        heads_up("A", "B", 30)
+        + heads_up("B", "A", 10)
+        + heads_up("B", "C", 30)
+        + heads_up("C", "B", 10)
+        + heads_up("A", "C", 36)
+        + heads_up("C", "A", 4)
+    )
+    elo = fit_elo(games, prior=0.0)
+    assert elo["A"] - elo["B"] == pytest.approx(ELO_75, abs=1e-6)
+    assert elo["B"] - elo["C"] == pytest.approx(ELO_75, abs=1e-6)
+    assert elo["B"] == pytest.approx(1500.0)
+
+
+def test_fit_solves_the_likelihood_equations() -> None:
+    # At the MLE every bot's expected points equal its actual points.
+    games = simulated_league({"a": 0.0, "b": 60.0, "c": 150.0, "d": -80.0}, 60, 3, seed=5)
+    elo = fit_elo(games, prior=0.0)
+    report = rate(games, resamples=0)
+    for a, row in report.crosstable.items():
+        expected = sum(rec.games * elo_to_score(elo[a] - elo[b]) for b, rec in row.items())
+        actual = sum(rec.points for rec in row.values())
+        assert expected == pytest.approx(actual, abs=1e-6)
+
+
+def test_anchoring() -> None:
+    games = heads_up("A", "B", 300) + heads_up("B", "A", 100)
+    elo = fit_elo(games, anchor="B", anchor_elo=1000.0, prior=0.0)
+    assert elo["B"] == 1000.0
+    assert elo["A"] == pytest.approx(1000.0 + ELO_75, abs=1e-6)
+    elo = fit_elo(games, anchor_elo=2000.0, prior=0.0)
+    assert (elo["A"] + elo["B"]) / 2 == pytest.approx(2000.0)
+    report = rate(games, anchor="A", anchor_elo=0.0, resamples=20)
+    assert report.bot("A").elo == 0.0
+    assert report.bot("A").ci95 == (0.0, 0.0)
+    assert report.anchor == "A"
+    with pytest.raises(ValueError, match="anchor"):
+        fit_elo(games, anchor="nobody")
+
+
+def test_fit_does_not_depend_on_game_order() -> None:
+    games = simulated_league({"a": 0.0, "b": 100.0, "c": 200.0, "d": 300.0}, 50, 4, seed=1)
+    shuffled = list(games)
+    random.Random(2).shuffle(shuffled)
+    one, two = fit_elo(games), fit_elo(shuffled)
+    for name in one:
+        assert one[name] == pytest.approx(two[name], abs=1e-7)
+
+
+def test_multiplayer_game_decomposes_into_pairs() -> None:
+    multi = [GameResult({"A": 1, "B": 2, "C": 3}), GameResult({"C": 1, "A": 2, "B": 3})]
+    pairs = heads_up("A", "B") + heads_up("A", "C") + heads_up("B", "C")
+    pairs += heads_up("C", "A") + heads_up("C", "B") + heads_up("A", "B")
+    assert fit_elo(multi) == pytest.approx(fit_elo(pairs))
+    table = rate(multi, resamples=0).crosstable
+    assert table["A"]["B"] == PairRecord(wins=2, draws=0, losses=0)
+    assert table["A"]["C"] == PairRecord(wins=1, draws=0, losses=1)
+    assert table["B"]["C"] == PairRecord(wins=1, draws=0, losses=1)
+
+
+def test_shared_place_is_a_draw_between_the_tied_bots() -> None:
+    report = rate([GameResult({"A": 1, "B": 1, "C": 3})], resamples=0)
+    assert report.crosstable["A"]["B"] == PairRecord(wins=0, draws=1, losses=0)
+    assert report.crosstable["C"]["A"] == PairRecord(wins=0, draws=0, losses=1)
+    assert report.bot("A").elo == pytest.approx(report.bot("B").elo)
+    assert report.bot("A").score == 0.75  # 1.5 points out of 2 pairwise games
+
+
+def test_crosstable_score_games_and_los() -> None:
+    games = heads_up("A", "B", 6) + heads_up("B", "A", 2) + draws("A", "B", 2)
+    games += [*heads_up("A", "C", 3), GameResult({"A": 1, "B": 2, "C": 2})]
+    report = rate(games, resamples=0)
+    ab = report.crosstable["A"]["B"]
+    assert (ab.wins, ab.draws, ab.losses, ab.games) == (7, 2, 2, 11)
+    assert ab.points == 8.0
+    assert ab.score == pytest.approx(8 / 11)
+    assert report.crosstable["B"]["A"] == PairRecord(wins=2, draws=2, losses=7)
+    assert report.crosstable["B"]["C"] == PairRecord(wins=0, draws=1, losses=0)
+    assert report.bot("A").games == 14
+    assert report.bot("B").games == 11
+    assert report.bot("C").games == 4
+    # A: 8 points vs B out of 11, 4 vs C out of 4.
+    assert report.bot("A").score == pytest.approx(12 / 15)
+    assert report.los["A"]["B"] == pytest.approx(likelihood_of_superiority(7, 2))
+    assert report.los["A"]["B"] + report.los["B"]["A"] == pytest.approx(1.0)
+    assert report.los["B"]["C"] == 0.5  # a draw only
+    assert set(report.los["A"]) == {"B", "C"}
+    assert report.names == ("A", "B", "C")
+
+
+def test_likelihood_of_superiority_formula() -> None:
+    assert likelihood_of_superiority(0, 0) == 0.5
+    assert likelihood_of_superiority(5, 5) == 0.5
+    # (W - L) / sqrt(W + L) = 1.96 -> 97.5%
+    assert likelihood_of_superiority(59.8, 40.2) == pytest.approx(0.975, abs=1e-4)
+    assert likelihood_of_superiority(30, 10) == pytest.approx(
+        0.5 * (1 + math.erf((20 / math.sqrt(40)) / math.sqrt(2)))
+    )
+
+
+def test_all_wins_bot_stays_finite() -> None:
+    games = heads_up("king", "a", 50) + heads_up("king", "b", 50)
+    games += heads_up("a", "b", 30) + heads_up("b", "a", 20)
+    report = rate(games, resamples=30)
+    king = report.bot("king")
+    assert report.names[0] == "king"
+    assert math.isfinite(king.elo)
+    assert king.ci95 is not None and all(math.isfinite(x) for x in king.ci95)
+    assert king.score == 1.0
+    with pytest.raises(ValueError, match="finite"):
+        fit_elo(games, prior=0.0)
+
+
+def test_all_losses_and_disconnected_groups_stay_finite() -> None:
+    games = heads_up("a", "doormat", 20) + heads_up("x", "y", 5) + heads_up("y", "x", 5)
+    elo = fit_elo(games)
+    assert all(math.isfinite(v) for v in elo.values())
+    assert min(elo, key=elo.__getitem__) == "doormat"
+    assert sum(elo.values()) / len(elo) == pytest.approx(1500.0)
+
+
+def test_strong_bot_against_weak_ones_heads_up() -> None:
+    truth = {"strong": 400.0, "w1": 0.0, "w2": 50.0, "w3": 100.0}
+    rng = random.Random(11)
+    games = []
+    for b in range(600):
+        weak = rng.choice(["w1", "w2", "w3"])
+        for _ in range(2):  # a duplicate pair
+            order = sample_order(rng, ["strong", weak], truth)
+            games.append(GameResult({order[0]: 1, order[1]: 2}, block=b))
+    report = rate(games, resamples=100, seed=3)
+    assert report.names[0] == "strong"
+    true = centred(truth)  # on the report's scale the mean is 1500
+    est = centred({b.name: b.elo for b in report.bots})
+    assert est["strong"] == pytest.approx(true["strong"], abs=60)
+    ci = report.bot("strong").ci95
+    assert ci is not None
+    assert ci[0] - 10 < 1500.0 + true["strong"] < ci[1] + 10
+
+
+def test_simulated_multiplayer_league_ordering() -> None:
+    truth = {f"bot{i}": 120.0 * i for i in range(6)}
+    games = simulated_league(truth, blocks=300, seats=4, seed=7)
+    report = rate(games, resamples=50, seed=1)
+    assert report.names == tuple(sorted(truth, key=truth.__getitem__, reverse=True))
+    est = centred({b.name: b.elo for b in report.bots})
+    for name, value in centred(truth).items():
+        assert est[name] == pytest.approx(value, abs=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_bots=st.integers(2, 5),
+    per_pair=st.integers(1, 6),
+    data=st.data(),
+)
+def test_balanced_round_robin_orders_by_score(
+    n_bots: int, per_pair: int, data: st.DataObject
+) -> None:
+    # When every pair plays equally often, Bradley-Terry ratings follow the scores.
+    names = [f"b{i}" for i in range(n_bots)]
+    games = []
+    for i in range(n_bots):
+        for j in range(i + 1, n_bots):
+            for _ in range(per_pair):
+                outcome = data.draw(st.sampled_from([(1, 2), (1, 1), (2, 1)]))
+                games.append(GameResult({names[i]: outcome[0], names[j]: outcome[1]}))
+    report = rate(games, resamples=0)
+    bots = list(report.bots)
+    assert sum(b.elo for b in bots) / n_bots == pytest.approx(1500.0)
+    for a in bots:
+        assert math.isfinite(a.elo)
+        for b in bots:
+            if a.score > b.score + 1e-9:
+                assert a.elo > b.elo
+            elif abs(a.score - b.score) < 1e-9:
+                assert a.elo == pytest.approx(b.elo, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Bootstrap
+# ---------------------------------------------------------------------------
+
+
+def test_bootstrap_interval_contains_estimate_and_narrows() -> None:
+    truth = {"a": 0.0, "b": 100.0, "c": 200.0}
+    small = rate(simulated_league(truth, 40, 3, seed=3), resamples=200, seed=0)
+    large = rate(simulated_league(truth, 400, 3, seed=4), resamples=200, seed=0)
+    assert small.resamples == large.resamples == 200
+    for name in truth:
+        for report in (small, large):
+            bot = report.bot(name)
+            assert bot.ci95 is not None
+            assert bot.ci95[0] <= bot.elo <= bot.ci95[1]
+        s_ci, l_ci = small.bot(name).ci95, large.bot(name).ci95
+        assert s_ci is not None and l_ci is not None
+        # Ten times the games: about sqrt(10) narrower.
+        assert (l_ci[1] - l_ci[0]) < 0.5 * (s_ci[1] - s_ci[0])
+
+
+def test_bootstrap_is_seeded() -> None:
+    games = simulated_league({"a": 0.0, "b": 100.0, "c": 150.0}, 30, 3, seed=9)
+    assert rate(games, seed=4, resamples=50) == rate(games, seed=4, resamples=50)
+    assert rate(games, seed=4, resamples=50) != rate(games, seed=5, resamples=50)
+
+
+def test_bootstrap_resamples_whole_blocks() -> None:
+    # Each deal decides all four of its games: blocks carry one game's worth of
+    # information, so block resampling must give a wider interval than
+    # treating the 400 games as independent.
+    rng = random.Random(0)
+    blocked, loose = [], []
+    for b in range(100):
+        winner, loser = ("A", "B") if rng.random() < 0.6 else ("B", "A")
+        blocked += heads_up(winner, loser, 4, block=b)
+        loose += heads_up(winner, loser, 4)
+    wide = rate(blocked, resamples=200).bot("A").ci95
+    narrow = rate(loose, resamples=200).bot("A").ci95
+    assert wide is not None and narrow is not None
+    assert rate(blocked, resamples=0).bot("A").elo == rate(loose, resamples=0).bot("A").elo
+    assert (wide[1] - wide[0]) > 1.5 * (narrow[1] - narrow[0])
+
+
+def test_no_bootstrap_and_no_games() -> None:
+    report = rate(heads_up("A", "B", 3) + heads_up("B", "A"), resamples=0)
+    assert report.resamples == 0
+    assert all(b.ci95 is None for b in report.bots)
+    empty = rate([])
+    assert empty.bots == () and empty.resamples == 0
+    assert dict(empty.los) == {} and dict(empty.crosstable) == {}
+    assert fit_elo([]) == {}
+    with pytest.raises(ValueError):
+        rate([], resamples=-1)
+    with pytest.raises(ValueError):
+        rate([], prior=-1.0)
+
+
+def test_prior_zero_bootstrap_drops_resamples_without_a_finite_fit() -> None:
+    # B's single win is missing from many resamples; those have no finite MLE.
+    games = heads_up("A", "B", 5) + heads_up("B", "A", 1)
+    report = rate(games, resamples=100, prior=0.0, seed=2)
+    assert 0 < report.resamples < 100
+    ci = report.bot("A").ci95
+    assert ci is not None and all(math.isfinite(x) for x in ci)
+
+
+def test_bootstrap_of_a_ten_bot_league_uses_every_resample() -> None:
+    # Its speed is measured by benchmarks/ratings.py, not here.
+    truth = {f"bot{i}": 50.0 * i for i in range(10)}
+    games = simulated_league(truth, blocks=250, seats=4, seed=0)
+    assert len(games) == 1000
+    report = rate(games, resamples=200)
+    assert report.resamples == 200
+    assert [b.name for b in report.bots][:3] == ["bot9", "bot8", "bot7"]
+
+
+def test_game_result_validation() -> None:
+    with pytest.raises(ValueError):
+        GameResult({"A": 1})
+    with pytest.raises(ValueError):
+        GameResult({"A": 1, "B": 0})
+    with pytest.raises(ValueError):
+        GameResult({"A": 1, "": 2})
+    with pytest.raises(ValueError):
+        GameResult({"A": 1, "B": True})
+    places = {"A": 1, "B": 2}
+    game = GameResult(places)
+    places["A"] = 3
+    assert game.places["A"] == 1  # a copy is kept
+    assert game == GameResult({"B": 2, "A": 1})
+    hash(game)
+
+
+# ---------------------------------------------------------------------------
+# SPRT
+# ---------------------------------------------------------------------------
+
+
+def test_sprt_bounds() -> None:
+    sprt = Sprt(0.0, 5.0, alpha=0.05, beta=0.05)
+    assert sprt.lower == pytest.approx(math.log(0.05 / 0.95))
+    assert sprt.upper == pytest.approx(math.log(0.95 / 0.05))
+    sprt = Sprt(-10.0, 0.0, alpha=0.1, beta=0.2)
+    assert sprt.lower == pytest.approx(math.log(0.2 / 0.9))
+    assert sprt.upper == pytest.approx(math.log(0.8 / 0.1))
+    assert sprt.decide(sprt.upper) == "H1"
+    assert sprt.decide(sprt.lower) == "H0"
+    assert sprt.decide(0.0) == "continue"
+
+
+def test_sprt_config_validation() -> None:
+    with pytest.raises(ValueError):
+        Sprt(5.0, 0.0)
+    with pytest.raises(ValueError):
+        Sprt(0.0, 5.0, alpha=0.0)
+    with pytest.raises(ValueError):
+        Sprt(0.0, 5.0, beta=1.0)
+    with pytest.raises(ValueError):
+        Sprt(0.0, 5.0, alpha=0.6, beta=0.5)
+
+
+def test_sprt_state_accumulates_immutably() -> None:
+    start = Sprt(0.0, 5.0).start()
+    state = start.add_pair(1.0, 0.5).add_pair(0.0, 0.0).add_pair_score(2.0).add_pair(0.5, 0.5)
+    assert start.counts == (0, 0, 0, 0, 0)
+    assert state.counts == (1, 0, 1, 1, 1)
+    assert state.pairs == 4
+    with pytest.raises(ValueError):
+        start.add_pair(1.0, 0.25)
+    with pytest.raises(ValueError):
+        start.add_pair_score(2.5)
+    with pytest.raises(ValueError):
+        start.add_pair_score(0.75)
+    with pytest.raises(ValueError):
+        start.add_pair_score(math.nan)
+    with pytest.raises(ValueError):
+        SprtState(Sprt(0.0, 5.0), (1, 2, 3))
+    with pytest.raises(ValueError):
+        SprtState(Sprt(0.0, 5.0), (1, 2, 3, 4, -1))
+
+
+def test_constrained_mle_has_the_requested_mean() -> None:
+    probs = [0.1, 0.2, 0.4, 0.2, 0.1]
+    for score in (0.3, 0.5, 0.52, 0.9):
+        q = _constrained_mle(probs, score)
+        assert sum(q) == pytest.approx(1.0)
+        assert sum(k / 4 * x for k, x in enumerate(q)) == pytest.approx(score, abs=1e-12)
+        assert all(x > 0 for x in q)
+    assert _constrained_mle(probs, 0.5) == pytest.approx(probs)
+
+
+def test_llr_sign_and_symmetry() -> None:
+    good = (5, 20, 40, 25, 10)
+    bad = (10, 25, 40, 20, 5)
+    assert pentanomial_llr(good, 0.0, 10.0) > 0
+    assert pentanomial_llr(bad, 0.0, 10.0) < 0
+    # A symmetric pentanomial sits halfway between elo0 = -e and elo1 = +e.
+    assert pentanomial_llr((10, 20, 40, 20, 10), -5.0, 5.0) == pytest.approx(0.0, abs=1e-9)
+    # Mirroring the data and the hypotheses flips the sign.
+    assert pentanomial_llr(good, 0.0, 10.0) == pytest.approx(-pentanomial_llr(bad, -10.0, 0.0))
+    # The LLR grows linearly with the number of pairs at fixed frequencies.
+    assert pentanomial_llr([10 * c for c in good], 0.0, 10.0) == pytest.approx(
+        10 * pentanomial_llr(good, 0.0, 10.0)
+    )
+
+
+def test_llr_matches_normal_approximation_for_close_hypotheses() -> None:
+    counts = (1000, 4000, 6000, 4200, 1100)
+    n = sum(counts)
+    mean = sum(k / 4 * c for k, c in enumerate(counts)) / n
+    var = sum(c * (k / 4 - mean) ** 2 for k, c in enumerate(counts)) / n
+    s0, s1 = elo_to_score(0.0), elo_to_score(5.0)
+    approx = n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+    assert pentanomial_llr(counts, 0.0, 5.0) == pytest.approx(approx, rel=0.01)
+
+
+def test_degenerate_counts() -> None:
+    sprt = Sprt(0.0, 20.0)
+    empty = sprt.start()
+    assert empty.llr() == 0.0
+    assert empty.status() == "continue"
+    est = empty.estimate()
+    assert (est.pairs, est.elo, est.los) == (0, 0.0, 0.5)
+    one = empty.add_pair(1.0, 0.5).estimate()
+    assert (one.pairs, one.score, one.ci95, one.los) == (1, 0.75, (-math.inf, math.inf), 0.5)
+    assert one.elo == pytest.approx(ELO_75)
+    only_draws = SprtState(sprt, (0, 0, 50, 0, 0))
+    assert only_draws.llr() < 0
+    assert math.isfinite(only_draws.llr())
+    assert only_draws.estimate().elo == 0.0
+    assert only_draws.estimate().ci95 == (0.0, 0.0)
+    assert SprtState(sprt, (0, 0, 5000, 0, 0)).status() == "H0"
+    all_wins = SprtState(sprt, (0, 0, 0, 0, 30))
+    assert all_wins.llr() > 0
+    assert all_wins.estimate().elo == math.inf
+    assert all_wins.estimate().los == 1.0
+    assert SprtState(sprt, (0, 0, 0, 0, 3000)).status() == "H1"
+    all_losses = SprtState(sprt, (30, 0, 0, 0, 0))
+    assert all_losses.llr() < 0
+    assert all_losses.estimate().elo == -math.inf
+
+
+def test_pentanomial_estimate_by_hand() -> None:
+    est = SprtState(Sprt(0.0, 5.0), (0, 0, 1, 0, 1)).estimate()
+    # Pair scores 1 and 2 -> per-game scores 0.5 and 1: mean 0.75, variance 0.0625.
+    assert est.score == 0.75
+    assert est.elo == pytest.approx(ELO_75)
+    se = math.sqrt(0.0625 / 2)
+    assert est.ci95[0] == pytest.approx(score_to_elo(0.75 - 1.959963984540054 * se))
+    assert est.ci95[1] == math.inf  # the upper end is clamped at a score of 1
+    assert est.los == pytest.approx(0.5 * (1 + math.erf(0.25 / se / math.sqrt(2))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 10_000), min_size=5, max_size=5),
+    elo0=st.floats(-50, 50),
+    width=st.floats(0.5, 50),
+)
+def test_llr_is_finite_for_any_counts(counts: list[int], elo0: float, width: float) -> None:
+    state = SprtState(Sprt(elo0, elo0 + width), counts)
+    assert math.isfinite(state.llr())
+    assert state.status() in ("H0", "H1", "continue")
+    est = state.estimate()
+    assert est.ci95[0] <= est.elo <= est.ci95[1]
+
+
+def run_sprt(sprt: Sprt, probs: Sequence[float], rng: random.Random, max_pairs: int) -> str:
+    state = sprt.start()
+    for _ in range(max_pairs):
+        score = rng.choices((0.0, 0.5, 1.0, 1.5, 2.0), weights=probs)[0]
+        state = state.add_pair_score(score)
+        status = state.status()
+        if status != "continue":
+            return status
+    return "continue"
+
+
+def pentanomial_elo(probs: Sequence[float]) -> float:
+    return score_to_elo(sum(k / 4 * p for k, p in enumerate(probs)))
+
+
+def test_simulated_strong_candidate_accepts_h1() -> None:
+    strong = (0.03, 0.15, 0.47, 0.25, 0.10)
+    assert pentanomial_elo(strong) == pytest.approx(41.9, abs=0.1)
+    rng = random.Random(123)
+    outcomes = [run_sprt(Sprt(0.0, 10.0), strong, rng, 5000) for _ in range(10)]
+    assert outcomes == ["H1"] * 10
+
+
+def test_simulated_equal_candidate_accepts_h0() -> None:
+    # alpha = 0.05 bounds the rate of false H1 decisions; about 1 in 20 runs.
+    equal = (0.05, 0.2, 0.5, 0.2, 0.05)
+    rng = random.Random(321)
+    outcomes = [run_sprt(Sprt(0.0, 20.0), equal, rng, 5000) for _ in range(30)]
+    assert outcomes.count("H1") <= 3
+    assert outcomes.count("H0") == 30 - outcomes.count("H1")
+
+
+def test_elo_per_nat() -> None:
+    assert math.isclose(ELO_PER_NAT, 173.7177927613)
