@@ -18,9 +18,10 @@ CHROMIUM_ARGS = [
 PageOpener = Callable[..., tuple[Any, list[str]]]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A headless Chromium driven by Playwright."""
+    """A headless Chromium driven by Playwright, closed after each test module so that
+    tests which check for leftover child processes never see the browser's."""
     from playwright import sync_api
 
     if not CHROMIUM.exists():
