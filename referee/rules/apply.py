@@ -138,7 +138,7 @@ def _land(s: GameState, seat: int, action: Action) -> None:
         if s.phase != OVER:
             _open_window(s, seat, chain=False)
         return
-    if code == C.PLUS and s.sizes[seat] == 0:
+    if _FIG[code] == C.PLUS and s.sizes[seat] == 0:
         # R7: a Plus never finishes a hand; its owner must play again (and draws).
         s.phase = AGAIN
         return

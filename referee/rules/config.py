@@ -20,7 +20,7 @@ DECKS = ("super-taki-2018", "super-taki-classic")
 #: that can make the same deal and actions play out differently, so that replays and
 #: league databases of another revision are refused rather than mixed (RULES.md,
 #: "Revisions").
-RULES_REVISION = 2
+RULES_REVISION = 3
 
 
 class DealError(RulesError, ValueError):

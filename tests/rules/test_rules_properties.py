@@ -22,7 +22,7 @@ from taki_protocol import Decide
 from referee.rules import GameOverError, GameState, IllegalActionError, Rules, new_game, view
 from referee.rules import actions as A
 from referee.rules import cards as C
-from referee.rules.phases import OVER, REACT
+from referee.rules.phases import AGAIN, OVER, REACT, RUN
 
 RULE_SETS: dict[str, Rules] = {
     "default": Rules(),
@@ -330,6 +330,34 @@ def check_react_order_free(state: GameState, rng: random.Random) -> None:
 Log = list[tuple[Any, ...]]
 
 
+def is_plus_play(action: A.Action) -> bool:
+    return action.kind == A.PLAY and C.FIGURE_OF[action.card] == C.PLUS
+
+
+def check_plus_left_the_turn(game: GameState, seat: int, stage_before: int | None) -> None:
+    """R7, right after ``seat`` played a Plus of any color: the Plus won nothing (no win,
+    no Pyramid stage passed), and if it left the hand empty the seat still holds the
+    turn, to end its run or to draw the card it must take instead of playing again."""
+    assert not (game.end_reason == "win" and game.winner == seat), "a Plus won the game"
+    if game.stages is not None:
+        assert game.stages[seat] == stage_before, "a Plus passed a Pyramid stage"
+    if game.sizes[seat] == 0 and not game.is_over:
+        assert game.turn == seat and game.phase in (AGAIN, RUN)
+        if game.phase == AGAIN:
+            assert game.legal_actions(seat) == [A.draw(1)]
+
+
+def check_not_won_by_a_plus(game: GameState) -> None:
+    """R7: the game never ends on a Plus. The winner's last card was anything but a Plus
+    played as a card (a Plus that closes a run with an empty hand included; the old "+3
+    rule" combination is a separate action, D8 and D17)."""
+    if game.end_reason != "win":
+        return
+    last = next(e for e in reversed(game.events)
+                if e[0] in ("play", "break", "play_combo") and e[1] == game.winner)
+    assert not (last[0] == "play" and C.FIGURE_OF[last[2]] == C.PLUS), "won on a Plus"
+
+
 def play_random_game(
     players: int,
     seed: int,
@@ -382,8 +410,11 @@ def play_random_game(
                 expected = twin.snapshot()
             else:
                 expected = None
+            stage_before = None if game.stages is None else game.stages[seat]
             game.apply(action, seat, last_card=declare)
             log.append(("act", seat, action, declare))
+            if is_plus_play(action):
+                check_plus_left_the_turn(game, seat, stage_before)
             if expected is not None:
                 assert game.snapshot() == expected
         check_cards(game, deck)
@@ -393,6 +424,7 @@ def play_random_game(
         if rng.random() < 0.02:
             check_result(game)
     assert game.action_count <= rules.action_limit
+    check_not_won_by_a_plus(game)
     return game, log
 
 
