@@ -7,6 +7,7 @@ from ._checks import trusted_data
 from .codec import EOF, NEED_DATA, Codec, Role, Sentinel, pack_message, unpack_message
 from .constants import (
     FORFEIT_REASONS,
+    MAX_BOT_MESSAGE_SIZE,
     MAX_CONTAINER_LEN,
     MAX_MESSAGE_SIZE,
     PROTOCOL_VERSION,
@@ -47,6 +48,7 @@ from .sdk import Choice, Chooser, resolve_choice, run_bot
 __all__ = [
     "EOF",
     "FORFEIT_REASONS",
+    "MAX_BOT_MESSAGE_SIZE",
     "MAX_CONTAINER_LEN",
     "MAX_MESSAGE_SIZE",
     "MESSAGE_CLASSES",

@@ -28,7 +28,7 @@ from typing import Final, Literal, TypeAlias
 import msgpack  # type: ignore[import-untyped]
 
 from ._framing import FrameScanner
-from .constants import MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
+from .constants import MAX_BOT_MESSAGE_SIZE, MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
 from .errors import (
     LocalProtocolError,
     ProtocolError,
@@ -140,15 +140,29 @@ def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
 class Codec:
     """Both directions of one referee-bot connection, for the side given by ``role``."""
 
-    def __init__(self, role: Role, *, max_message_size: int = MAX_MESSAGE_SIZE) -> None:
+    def __init__(
+        self,
+        role: Role,
+        *,
+        max_message_size: int = MAX_MESSAGE_SIZE,
+        max_received_size: int | None = None,
+    ) -> None:
+        """``max_message_size`` bounds what is sent; ``max_received_size`` what is
+        received, by default :data:`MAX_BOT_MESSAGE_SIZE` on the referee's side (a bot's
+        messages are small) and ``max_message_size`` on the bot's."""
         if role not in ("referee", "bot"):
             raise ValueError(f"role must be 'referee' or 'bot', not {role!r}")
+        if max_received_size is None:
+            max_received_size = (
+                min(MAX_BOT_MESSAGE_SIZE, max_message_size) if role == "referee"
+                else max_message_size
+            )
         self._role: Role = role
         self._peer: Role = "bot" if role == "referee" else "referee"
         self._incoming = _BOT_MESSAGES if role == "referee" else _REFEREE_MESSAGES
         self._max_size = max_message_size
         self._buffer = bytearray()
-        self._scanner = FrameScanner(max_message_size, MAX_CONTAINER_LEN)
+        self._scanner = FrameScanner(max_received_size, MAX_CONTAINER_LEN)
         self._packer = msgpack.Packer(use_bin_type=True)
         self._eof = False
         self._failure: RemoteProtocolError | None = None

@@ -8,6 +8,12 @@ PROTOCOL_VERSION: Final = 1
 MAX_MESSAGE_SIZE: Final = 1_048_576
 """Largest encoded message, in bytes, accepted or produced in either direction (1 MiB)."""
 
+MAX_BOT_MESSAGE_SIZE: Final = 4_096
+"""Largest encoded message, in bytes, that the referee accepts from a bot (4 KiB): a bot
+sends only ``bot_hello`` and ``action``, which need well under 1 KiB. Decoding costs time
+on the referee's loop, which every other bot's clock shares, so a bot may not make it
+decode a large message."""
+
 MAX_CONTAINER_LEN: Final = 65_536
 """Largest number of elements of any msgpack array, and of entries of any map."""
 

@@ -21,6 +21,7 @@ from referee.league.runner import (
     league_size,
     rated_games,
     run_league,
+    with_seed,
 )
 from referee.league.store import ResultStore, StoreError
 from referee.ratings.elo import RatingReport, rate
@@ -142,6 +143,9 @@ async def run_league_command(args: argparse.Namespace) -> int:
         already = store.game_count()
         show = sys.stderr.isatty() and not args.json
         try:
+            store.claim()
+            config = with_seed(config, store)
+            print(f"master seed {config.seed} (kept in {args.db})", file=sys.stderr)
             with progress_bar(total, "league", show, completed=already) as advance:
                 async with remote_seats(args, config.bots) as seats:
                     await run_league(config, store, log_dir=args.log_dir,
@@ -156,7 +160,7 @@ async def run_league_command(args: argparse.Namespace) -> int:
         games = store.game_count()
         forfeits = store.forfeit_counts()
     if args.json:
-        print_json(report_json(report, games, forfeits))
+        print_json({**report_json(report, games, forfeits), "seed": config.seed})
     elif report is not None:
         print_leaderboard(console, report, games, forfeits)
     return 0

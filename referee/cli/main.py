@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,17 @@ from referee.cli.remote import add_remote_args
 from referee.config.settings import SettingsError, rule_flag_error
 from referee.core.clock import TimeControl
 from referee.core.faults import BotStartError
-from referee.league.store import StoreError
+from referee.core.files import FileWriteError
+from referee.league.store import ResultStore, StoreError
 from referee.rules import PRESETS, Rules
 from referee.shell.remote import RemoteSetupError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+SEED_HELP = (
+    "master seed the deals come from (default: a fresh one from the operating system,"
+    " printed and in --json, so that --seed repeats the run)"
+)
 
 
 class UsageError(Exception):
@@ -32,7 +38,7 @@ class UsageError(Exception):
 
 #: Mistakes the user can fix: reported in one line, exit status 2.
 USER_ERRORS: tuple[type[Exception], ...] = (
-    UsageError, SettingsError, BotStartError, StoreError, RemoteSetupError,
+    UsageError, SettingsError, BotStartError, StoreError, RemoteSetupError, FileWriteError,
 )
 
 
@@ -119,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "for a bot that connects over TCP; 2 to 10 bots")
     match.add_argument("--games", type=int, default=None,
                        help="number of games (default: one per seat rotation)")
-    match.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
+    match.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     _rules_args(match)
     _time_args(match)
     match.add_argument("--fault-policy", choices=("forfeit", "strikes"), default="forfeit")
@@ -165,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     sprt.add_argument("--alpha", type=float, default=0.05)
     sprt.add_argument("--beta", type=float, default=0.05)
     sprt.add_argument("--max-games", type=int, default=2000)
-    sprt.add_argument("--seed", type=int, default=0)
+    sprt.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     sprt.add_argument("--concurrency", type=int, default=None)
     _rules_args(sprt)
     _time_args(sprt)
@@ -235,7 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # user's mistake (a missing bot binary in a league or an SPRT run) is reported
         # like anywhere else instead of as a traceback with exit status 1.
         if _leaves(exc, (KeyboardInterrupt,)):
-            err.print("[yellow]interrupted[/]: every bot process was stopped")
+            err.print(f"[yellow]interrupted[/]: every bot process was stopped{_kept(args)}",
+                      highlight=False)
             return EXIT_INTERRUPTED
         mistakes = _leaves(exc, USER_ERRORS)
         if not mistakes or _leaves(exc, (BaseException,)) != mistakes:
@@ -243,6 +250,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         for message in dict.fromkeys(str(m) for m in mistakes):
             err.print(f"[bold red]taki-referee:[/] {escape(message)}", highlight=False)
         return EXIT_USAGE
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, which the commands handle as they handle Ctrl-C: every bot process is
+    stopped and what was stored stays."""
+
+
+async def _until_terminated(command: Callable[..., Awaitable[int]], *args: object) -> int:
+    """Run ``command``; a SIGTERM meanwhile cancels it and raises :class:`Terminated`."""
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            with trio.open_signal_receiver(signal.SIGTERM) as signals:
+                async for _ in signals:
+                    raise Terminated
+
+        nursery.start_soon(watch)
+        code = await command(*args)
+        nursery.cancel_scope.cancel()
+    return code
+
+
+def _kept(args: argparse.Namespace) -> str:
+    """For an interrupted league: how many games its database holds, and how to go on."""
+    if args.command != "league" or not Path(args.db).exists():
+        return ""
+    try:
+        with ResultStore(args.db, readonly=True) as store:
+            games = store.game_count()
+    except StoreError:
+        return ""
+    return f"; {games} games are stored in {args.db}: run the same command again to resume"
 
 
 def _leaves(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> list[BaseException]:
@@ -256,11 +295,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "match":
         from referee.cli.match import run_match_command
 
-        return trio.run(run_match_command, args, _rules(args), _time_control(args))
+        return trio.run(_until_terminated, run_match_command, args, _rules(args),
+                        _time_control(args))
     if args.command == "league":
         from referee.cli.league import run_league_command
 
-        return trio.run(run_league_command, args)
+        return trio.run(_until_terminated, run_league_command, args)
     if args.command == "ratings":
         from referee.cli.league import ratings_command
 
@@ -268,7 +308,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "sprt":
         from referee.cli.sprt import run_sprt_command
 
-        return trio.run(run_sprt_command, args, _rules(args), _time_control(args))
+        return trio.run(_until_terminated, run_sprt_command, args, _rules(args),
+                        _time_control(args))
     if args.command == "connect":
         from referee.cli.remote import run_connect_command
 

@@ -19,28 +19,45 @@ from rich.table import Table
 from referee.cli.remote import remote_seats
 from referee.config.settings import BotSpec, directory_error, parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
-from referee.core.schedule import ScheduledGame, derive_seed, rotate
+from referee.core.schedule import SEED_BITS, ScheduledGame, derive_seed, fresh_seed, rotate
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.rules import Rules
 from referee.rules.config import DealError
 
 
-def match_games(names: Sequence[str], games: int, seed: int) -> Iterator[ScheduledGame]:
+def match_games(
+    names: Sequence[str], games: int, seed: int, rotation: int | None = None
+) -> Iterator[ScheduledGame]:
     """Game ``i`` deals deck ``i // n`` with the bots rotated ``i % n`` seats, so every
     ``n`` consecutive games replay one deal from every seat. The games are made one at a
-    time, as they are played."""
+    time, as they are played. With ``rotation``, only the games of that rotation: the
+    match plays a rotation at a time, each by bot processes of its own, so that no
+    process plays a deal twice (``referee.core.schedule``)."""
     n = len(names)
-    for i in range(games):
-        deal, rotation = divmod(i, n)
+    first, step = (0, 1) if rotation is None else (rotation, n)
+    for i in range(first, games, step):
+        deal, rot = divmod(i, n)
         yield ScheduledGame(
             game_id=f"game{i + 1}",
             block=f"deal{deal}",
             deal=deal,
-            rotation=rotation,
+            rotation=rot,
             seed=derive_seed(seed, "deal", deal),
-            seats=rotate(names, rotation),
+            seats=rotate(names, rot),
         )
+
+
+def master_seed(args: argparse.Namespace) -> int:
+    """``--seed``, or a fresh master seed; either way it goes to standard error (``match
+    --seed S`` repeats the deals) before any game."""
+    from referee.cli.main import UsageError
+
+    seed = fresh_seed() if args.seed is None else args.seed
+    if not 0 <= seed < 2**SEED_BITS:
+        raise UsageError(f"--seed must be from 0 to 2**{SEED_BITS} - 1, got {seed}")
+    print(f"master seed {seed} (--seed {seed} repeats these deals)", file=sys.stderr)
+    return seed
 
 
 def require_directories(*options: tuple[str, Path | None]) -> None:
@@ -160,6 +177,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         raise UsageError("--strikes must be at least 1")
     require_deal(rules, len(bots))
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
+    seed = master_seed(args)
     settings = MatchSettings(
         rules=rules,
         time=time,
@@ -168,17 +186,23 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         restart=not args.no_restart,
         replay_dir=args.replay_dir,
         log_dir=args.log_dir,
+        master_seed=seed,
     )
-    schedule = match_games(names, games, args.seed)
     if not args.no_bot_check:
         await require_bots(bots, time, limit=len(bots))
     console = Console()
     async with remote_seats(args, bots) as seats:
         with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
-            outcomes = await play_block(schedule, bots, settings, on_game=lambda _: advance(),
-                                        match_name=f"match-{args.seed}", remote=seats)
+            outcomes = []
+            for rotation in range(min(len(bots), games)):
+                outcomes += await play_block(
+                    match_games(names, games, seed, rotation), bots, settings,
+                    on_game=lambda _: advance(), match_name=f"match-{seed}-rot{rotation}",
+                    remote=seats,
+                )
+    outcomes.sort(key=lambda o: o.game.deal * len(bots) + o.game.rotation)
     if args.json:
-        print_json({"games": [o.to_json() for o in outcomes]})
+        print_json({"seed": seed, "games": [o.to_json() for o in outcomes]})
     else:
         print_summary(console, summary_rows(names, outcomes))
     return 0

@@ -8,7 +8,7 @@ import sys
 import attrs
 from rich.console import Console
 
-from referee.cli.match import print_json, require_deal, require_directories
+from referee.cli.match import master_seed, print_json, require_deal, require_directories
 from referee.cli.remote import remote_seats
 from referee.config.settings import available_cpus, parse_bot_arg
 from referee.core.clock import TimeControl
@@ -43,7 +43,8 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
         raise UsageError("--concurrency must be at least 1")
     require_deal(rules, 2)
     require_directories(("--log-dir", args.log_dir))
-    settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir)
+    seed = master_seed(args)
+    settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir, master_seed=seed)
     concurrency = args.concurrency or available_cpus()
     if not args.no_bot_check:
         # A baseline that cannot start would lose every game: H1 for a broken OLD.
@@ -70,7 +71,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
                     f" {seats.join_timeout_s:g} s; no game was played"
                 )
         outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
-                                 seed=args.seed, concurrency=concurrency, on_pair=on_pair,
+                                 seed=seed, concurrency=concurrency, on_pair=on_pair,
                                  remote=seats)
     state = outcome.state
     estimate = state.estimate()
@@ -88,13 +89,14 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
             "ci95": [round(x, 1) for x in estimate.ci95],
             "los": round(estimate.los, 4),
             "forfeits": outcome.forfeits,
+            "seed": seed,
         })
     else:
         if show:
             err.print()
         console = Console(soft_wrap=True)
         console.print(f"{new.name} vs {old.name}: {outcome.games} games, {state.pairs} pairs, "
-                      f"pentanomial {list(state.counts)}", highlight=False)
+                      f"pentanomial {list(state.counts)}, master seed {seed}", highlight=False)
         console.print(f"Elo {estimate.elo:+.1f} (95% {estimate.ci95[0]:+.1f} .. "
                       f"{estimate.ci95[1]:+.1f}), LOS {estimate.los:.1%}", highlight=False)
         console.print(f"LLR {state.llr():+.2f} in [{sprt.lower:+.2f}, {sprt.upper:+.2f}] "

@@ -189,7 +189,9 @@ class LeagueConfig:
     bots: tuple[BotSpec, ...]
     table_size: int = 2
     deals: int = 6
-    seed: int = 0
+    #: The master seed of the deals; None: the one the league's database holds, which
+    #: is a fresh one from when the database was created (``referee.league.runner``).
+    seed: int | None = None
     concurrency: int = attrs.field(factory=available_cpus)
     rules: Rules = attrs.field(factory=Rules)
     time: TimeControl = attrs.field(factory=TimeControl)
@@ -365,6 +367,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise fail("league", "strikes", "must be at least 1")
     if kwargs.get("deals_per_process", 1) < 1:
         raise fail("league", "deals_per_process", "must be at least 1")
+    if not 0 <= kwargs.get("seed", 0) < 2**63:
+        raise fail("league", "seed", "must be from 0 to 2**63 - 1")
     if "restart" in league:
         if not isinstance(league["restart"], bool):
             raise fail("league", "restart", "must be true or false")

@@ -16,6 +16,7 @@ from typing import Any, TypeGuard
 import attrs
 from taki_protocol.constants import MAX_PLAYERS, MIN_PLAYERS
 
+from referee.core.files import write_atomically
 from referee.rules import (
     PRESETS,
     RULES_REVISION,
@@ -38,8 +39,8 @@ class ReplayError(Exception):
 
 #: The keys of a replay document.
 KEYS = (
-    "format", "version", "rules_revision", "game_id", "seed", "rules", "bots", "first_seat",
-    "log", "result",
+    "format", "version", "rules_revision", "game_id", "seed", "master_seed", "rules", "bots",
+    "first_seat", "log", "result",
 )
 #: Seeds are below this (the referee derives 63-bit seeds: ``referee.core.schedule``).
 SEED_LIMIT = 2**64
@@ -215,6 +216,9 @@ class Replay:
     first_seat: int = 0
     log: list[dict[str, Any]] = attrs.field(factory=list)
     result: dict[str, Any] | None = None
+    #: The master seed of the run the game belongs to (``seed`` derives from it), when
+    #: the referee knew it: with it, the whole run can be repeated (``--seed``).
+    master_seed: int | None = None
 
     @property
     def players(self) -> int:
@@ -243,6 +247,7 @@ class Replay:
             "rules_revision": RULES_REVISION,
             "game_id": self.game_id,
             "seed": self.seed,
+            "master_seed": self.master_seed,
             "rules": self.rules.to_wire(),
             "bots": list(self.bots),
             "first_seat": self.first_seat,
@@ -284,6 +289,9 @@ class Replay:
             and all(isinstance(b, str) for b in bots)
         ):
             raise _wrong("bots", f"a list of {MIN_PLAYERS} to {MAX_PLAYERS} names", bots)
+        master_seed = data.get("master_seed")
+        if not (master_seed is None or (_is_int(master_seed) and 0 <= master_seed < SEED_LIMIT)):
+            raise _wrong("master_seed", "null or an integer from 0 to 2**64 - 1", master_seed)
         first_seat = data.get("first_seat", 0)
         if not _is_seat(first_seat, len(bots)):
             raise _wrong("first_seat", f"a seat from 0 to {len(bots) - 1}", first_seat)
@@ -294,12 +302,13 @@ class Replay:
         result = data.get("result")
         if result is not None:
             _check_object(result, _result_checks(len(bots)), "result")
-        return cls(game_id, seed, rules, list(bots), first_seat, list(log), result)
+        return cls(game_id, seed, rules, list(bots), first_seat, list(log), result, master_seed)
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.to_wire(), separators=(",", ":")), encoding="utf-8")
-        tmp.replace(path)
+        """Write the replay to ``path`` in one piece (:func:`write_atomically`); raises
+        :class:`~referee.core.files.FileWriteError` when it cannot."""
+        text = json.dumps(self.to_wire(), separators=(",", ":"))
+        write_atomically(path, text, what="replay", make_parents=True)
 
     @classmethod
     def load(cls, path: Path) -> Replay:

@@ -2,8 +2,15 @@
 
 Every combination of ``table_size`` bots is a table. Each deal (a deck seed derived
 from the master seed) is played at every table once per seat rotation, so every bot
-plays the same cards from every seat (duplicate format). The schedule is a generator:
-a league of hundreds of bots is never held in memory.
+plays the same cards from every seat (duplicate format): the games of one deal at one
+table form a duplicate *block*. The schedule is a generator: a league of hundreds of
+bots is never held in memory.
+
+The games are played in *units of work*: one set of bot processes plays one unit. A
+unit is one seat rotation of one table over a run of consecutive deals, so no process
+plays two games of a deal (it would know the other hands from the first), and its
+bounds depend on the schedule alone, so a league resumed after a kill starts its
+processes exactly where an uninterrupted run does.
 """
 
 from __future__ import annotations
@@ -11,9 +18,22 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import secrets
 from collections.abc import Iterator, Sequence
 
 import attrs
+
+#: Master seeds are below this: 63 bits, like the seeds derived from them.
+SEED_BITS = 63
+
+
+def fresh_seed() -> int:
+    """A master seed from the operating system's randomness. The default of every run:
+    deals derive from the master seed and the public game ids, so a master seed that
+    anyone could guess (a fixed default) would let a bot rebuild every hand and the
+    draw order with the public rules engine. Runs print and store the seed they used, so
+    that ``--seed`` (or ``seed`` in a league file) repeats them."""
+    return secrets.randbits(SEED_BITS)
 
 
 def derive_seed(master: int, *parts: object) -> int:
@@ -58,17 +78,51 @@ def block_games(table: Sequence[str], deal: int, seed: int) -> list[ScheduledGam
     ]
 
 
-def round_robin(
-    bots: Sequence[str], table_size: int, deals: int, master_seed: int
-) -> Iterator[list[ScheduledGame]]:
-    """Every block of a round-robin league, table by table, deal by deal."""
+def _check_table_size(bots: Sequence[str], table_size: int) -> None:
     if not 2 <= table_size <= len(bots):
         raise ValueError(
             f"table_size {table_size} needs between 2 and {len(bots)} (the number of bots)"
         )
+
+
+def round_robin(
+    bots: Sequence[str], table_size: int, deals: int, master_seed: int
+) -> Iterator[list[ScheduledGame]]:
+    """Every block of a round-robin league, table by table, deal by deal."""
+    _check_table_size(bots, table_size)
     for table in itertools.combinations(bots, table_size):
         for deal in range(deals):
             yield block_games(table, deal, derive_seed(master_seed, "deal", deal))
+
+
+@attrs.frozen
+class WorkUnit:
+    """The games one set of bot processes plays: one rotation of one table, over deals
+    ``first_deal`` to ``last_deal``."""
+
+    name: str
+    games: tuple[ScheduledGame, ...]
+
+
+def league_units(
+    bots: Sequence[str], table_size: int, deals: int, master_seed: int, deals_per_unit: int
+) -> Iterator[WorkUnit]:
+    """Every unit of work of a round-robin league, table by table, then by runs of
+    ``deals_per_unit`` deals, then by rotation. The same arguments always give the same
+    units, whatever has been played already."""
+    _check_table_size(bots, table_size)
+    if deals_per_unit < 1:
+        raise ValueError(f"deals_per_unit must be at least 1, got {deals_per_unit}")
+    for table in itertools.combinations(bots, table_size):
+        for start in range(0, deals, deals_per_unit):
+            stop = min(deals, start + deals_per_unit)
+            blocks = [block_games(table, deal, derive_seed(master_seed, "deal", deal))
+                      for deal in range(start, stop)]
+            for rotation in range(table_size):
+                yield WorkUnit(
+                    name=f"{','.join(table)}/deals{start}-{stop - 1}/rot{rotation}",
+                    games=tuple(block[rotation] for block in blocks),
+                )
 
 
 def total_games(bots: int, table_size: int, deals: int) -> int:

@@ -46,7 +46,8 @@ import trio
 
 from referee.config.settings import BotSpec
 from referee.core.faults import BotStartError
-from referee.core.schedule import ScheduledGame
+from referee.core.files import write_atomically
+from referee.core.schedule import ScheduledGame, WorkUnit
 from referee.league.botcheck import BotCheckFailure, check_bots
 from referee.league.runner import LeagueJob
 from referee.match.game import GameOutcome, MatchSettings, play_block, replay_path
@@ -146,6 +147,9 @@ class BlockTask:
     python: str
     #: The league run: a worker checks each bot once per run (:func:`play_block_task`).
     run: str = ""
+    #: Games stored earlier, played again only so that the bots' processes live through
+    #: the same games (``play_block(replayed=...)``).
+    replayed: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -214,7 +218,7 @@ async def _check_then_play(
             return failures[0]
         with _CHECKED_LOCK:
             _CHECKED.update((task.run, wb) for wb, _ in unchecked)
-    await play_block(list(task.games), bots, settings, keep, task.block)
+    await play_block(list(task.games), bots, settings, keep, task.block, replayed=task.replayed)
     return None
 
 
@@ -274,9 +278,8 @@ def deliver(job: LeagueJob, result: BlockResult) -> int:
         if job.is_stored(outcome.game.game_id):
             continue
         if played.replay is not None and settings.replay_dir is not None:
-            settings.replay_dir.mkdir(parents=True, exist_ok=True)
             path = replay_path(settings.replay_dir, outcome.game.game_id)
-            path.write_text(played.replay, encoding="utf-8")
+            write_atomically(path, played.replay, what="replay", make_parents=True)
             outcome = attrs.evolve(outcome, replay=path)
         if job.record(outcome):
             new += 1
@@ -315,11 +318,11 @@ class DaskExecutor:
         #: its block elsewhere, or stopped the league).
         self.failures: list[InfrastructureFailure] = []
 
-    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
+    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
         self.failures = []
         client = await trio.to_thread.run_sync(self._connect)
         try:
-            await _Coordinator(self, client, job).run(blocks)
+            await _Coordinator(self, client, job).run(units)
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(_close, client)
@@ -371,7 +374,7 @@ class _Coordinator:
         self.replays = settings.replay_dir is not None
         self.logs = settings.log_dir is not None
 
-    async def run(self, blocks: Iterator[list[ScheduledGame]]) -> None:
+    async def run(self, units: Iterator[WorkUnit]) -> None:
         limit = self.executor.in_flight
         if limit is None:
             threads = await trio.to_thread.run_sync(self._threads)
@@ -383,7 +386,7 @@ class _Coordinator:
             with contextlib.suppress(trio.RunFinishedError):
                 token.run_sync_soon(send.send_nowait, future)
 
-        source = iter(blocks)
+        source = iter(units)
         exhausted = False
         next_check = trio.current_time() + POLL_S
         while True:
@@ -391,11 +394,11 @@ class _Coordinator:
                 if self.retry:
                     attempt = self.retry.pop()
                 elif not exhausted:
-                    games = next(source, None)
-                    if games is None:
+                    unit = next(source, None)
+                    if unit is None:
                         exhausted = True
                         continue
-                    attempt = _Attempt(games[0].block, games)
+                    attempt = _Attempt(unit.name, list(unit.games))
                 else:
                     break
                 future = await self._submit(attempt)
@@ -452,6 +455,8 @@ class _Coordinator:
             logs=self.logs,
             python=sys.executable,
             run=self.run_id,
+            replayed=frozenset(g.game_id for g in attempt.games
+                               if self.job.is_stored(g.game_id)),
         )
         known = [f for bot in task.bots for f in self.cannot_start.get(bot.name, [])]
         excluded = attempt.failed_workers | {f.worker for f in known}
@@ -475,7 +480,8 @@ class _Coordinator:
         status = future.status
         if status == "finished":
             result: BlockResult = await trio.to_thread.run_sync(future.result)
-            deliver(self.job, result)
+            # In a thread: the store may wait for a lock, and nothing may stall the loop.
+            await trio.to_thread.run_sync(deliver, self.job, result)
             if result.failure is not None:
                 self._failed(attempt, result.failure)
             return
@@ -500,18 +506,17 @@ class _Coordinator:
 
     def _again(self, attempt: _Attempt, why: InfrastructureFailure | str) -> None:
         attempt.failures.append(why)
-        remaining = [g for g in attempt.games if not self.job.is_stored(g.game_id)]
-        if not remaining:
+        if all(self.job.is_stored(g.game_id) for g in attempt.games):
             return
         if attempt.number >= self.executor.max_attempts:
             self._give_up(attempt, f"in {attempt.number} attempts")
-        self.retry.append(
-            attrs.evolve(attempt, games=remaining, number=attempt.number + 1)
-        )
+        # The whole unit again, its stored games only replayed: the bots' processes live
+        # through the same games as in a run that was never interrupted.
+        self.retry.append(attrs.evolve(attempt, number=attempt.number + 1))
 
     def _give_up(self, attempt: _Attempt, where: str) -> None:
         raise ClusterError(
-            f"block {attempt.block} could not be played {where}:"
+            f"unit {attempt.block} could not be played {where}:"
             f" {describe_failures(attempt.failures)}"
         )
 

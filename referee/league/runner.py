@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+import attrs
 import trio
 
 from referee.config.settings import BotSpec, LeagueConfig
-from referee.core.schedule import ScheduledGame, round_robin, total_games
+from referee.core.schedule import (
+    ScheduledGame,
+    WorkUnit,
+    fresh_seed,
+    league_units,
+    total_games,
+)
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.ratings.elo import GameResult as RatedGame
@@ -37,6 +44,7 @@ def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:
         restart=config.restart,
         replay_dir=config.replay_dir,
         log_dir=log_dir,
+        master_seed=config.seed,
     )
 
 
@@ -69,50 +77,51 @@ def league_size(config: LeagueConfig) -> int:
 #: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
 #: ``[league] deals_per_process``).
 MAX_DEALS_PER_UNIT = 32
+#: How many units of work the computed unit size aims at: enough that every place of a
+#: concurrency up to 8 gets about four, whatever the concurrency of a run.
+TARGET_UNITS = 32
 
 
 def deals_per_unit(config: LeagueConfig) -> int:
-    """How many deals of one table a unit of work plays with the same bot processes.
+    """How many deals of one table a unit of work plays with the same bot processes (one
+    rotation of the table; ``referee.core.schedule``).
 
     ``[league] deals_per_process`` sets it (at most ``deals``). Otherwise: starting a bot
-    costs more than a game between fast bots, so a unit plays several deals; it stays
-    small enough that every place of ``concurrency`` gets about four units of work, so
-    the league still runs in parallel and a kill loses little. A bot's resource limits
-    hold for its process, hence for all the games of its unit: the fixed setting keeps
-    that budget the same whatever the concurrency.
+    costs more than a game between fast bots, so a unit plays several deals; the league
+    is cut into about :data:`TARGET_UNITS` units so that it still runs in parallel and a
+    kill loses little. The size depends on the league file's bots, table size and deals
+    only, never on the concurrency of a run: the units, hence where bot processes start,
+    are the same in every run of a league, so a league resumed after a kill plays as an
+    uninterrupted one does. A bot's resource limits hold for its process, hence for all
+    the games of its unit.
 
     The computed size is at most :data:`MAX_DEALS_PER_UNIT` (32) deals, whatever the
     size of the league. A unit is a list of its games, built before its first game and
     (on a cluster) returned with every replay and log at its end, and a kill loses the
-    units in flight. 32 deals start a table's bots once for 64 to 320 games (2 to 10
-    seats), which already makes the start-up cost small next to the games, while a unit
-    stays a few hundred games: quick to build, small in memory, little to play again."""
+    units in flight. 32 deals start a table's bots once per rotation for 32 games,
+    which already makes the start-up cost small next to the games, while a unit stays
+    quick to build, small in memory and little to play again."""
     if config.deals_per_process is not None:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)
-    wanted_units = 4 * config.concurrency
-    wanted = math.ceil(tables * config.deals / wanted_units)
+    wanted = math.ceil(tables * config.table_size * config.deals / TARGET_UNITS)
     return max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
 
 
-def pending_blocks(
-    config: LeagueConfig, done: set[str], deals: int = 1
-) -> Iterator[list[ScheduledGame]]:
-    """The games still to play, in units of up to ``deals`` duplicate blocks of one
-    table (every game of a unit seats the same bots)."""
+def pending_units(
+    config: LeagueConfig, done: Container[str], deals: int | None = None
+) -> Iterator[WorkUnit]:
+    """The units of work (``referee.core.schedule.league_units``) that hold a game not in
+    ``done``. A unit is played whole even when some of its games are stored: its bots'
+    processes then live through the same games as in the run that stored them, and the
+    stored games are not stored or replayed again (``play_block(replayed=...)``)."""
+    per_unit = deals_per_unit(config) if deals is None else deals
     names = [b.name for b in config.bots]
-    unit: list[ScheduledGame] = []
-    blocks = 0
-    for block in round_robin(names, config.table_size, config.deals, config.seed):
-        if unit and (blocks == deals or set(unit[0].seats) != set(block[0].seats)):
+    if config.seed is None:
+        raise ValueError("the league has no master seed yet (with_seed gives it one)")
+    for unit in league_units(names, config.table_size, config.deals, config.seed, per_unit):
+        if any(g.game_id not in done for g in unit.games):
             yield unit
-            unit, blocks = [], 0
-        remaining = [g for g in block if g.game_id not in done]
-        if remaining:
-            unit += remaining
-            blocks += 1
-    if unit:
-        yield unit
 
 
 class LeagueJob:
@@ -138,44 +147,51 @@ class LeagueJob:
 
 
 class Executor(Protocol):
-    """Plays the blocks of a league and records every finished game with the job."""
+    """Plays the units of work of a league and records every finished game with the job."""
 
-    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None: ...
+    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None: ...
 
 
 class LocalExecutor:
-    """Plays up to ``concurrency`` blocks at a time in this process.
+    """Plays up to ``concurrency`` units of work at a time in this process.
 
-    A remote bot has one connection, so it plays one game at a time: the blocks of a
+    A remote bot has one connection, so it plays one game at a time: the units of a
     remote bot take turns (each holds a lock per remote bot it seats)."""
 
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
 
-    async def play(self, job: LeagueJob, blocks: Iterator[list[ScheduledGame]]) -> None:
+    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
         slots = trio.Semaphore(self.concurrency)
         turns = {name: trio.Lock() for name, spec in job.bots.items() if spec.remote}
+        # One writer, in a thread: the store may wait for another program's lock (up to
+        # its busy timeout) without stalling the loop, where every bot's clock runs.
+        writer = trio.CapacityLimiter(1)
 
-        def record(outcome: GameOutcome) -> None:
-            job.record(outcome)
+        async def record(outcome: GameOutcome) -> None:
+            await trio.to_thread.run_sync(job.record, outcome, limiter=writer)
 
-        async def run_block(games: list[ScheduledGame]) -> None:
+        def stored(games: tuple[ScheduledGame, ...]) -> set[str]:
+            return {g.game_id for g in games if job.is_stored(g.game_id)}
+
+        async def run_unit(unit: WorkUnit) -> None:
             try:
-                bots = [job.bots[name] for name in games[0].seats]
+                bots = [job.bots[name] for name in unit.games[0].seats]
+                replayed = await trio.to_thread.run_sync(stored, unit.games, limiter=writer)
                 async with contextlib.AsyncExitStack() as stack:
                     for name in sorted(b.name for b in bots if b.remote):  # one order: no deadlock
                         await stack.enter_async_context(turns[name])
                     await play_block(
-                        games, bots, job.settings, on_game=record, match_name=games[0].block,
-                        remote=job.remote,
+                        unit.games, bots, job.settings, on_game=record, match_name=unit.name,
+                        remote=job.remote, replayed=replayed,
                     )
             finally:
                 slots.release()
 
         async with trio.open_nursery() as nursery:
-            for block in blocks:
+            for unit in units:
                 await slots.acquire()
-                nursery.start_soon(run_block, block)
+                nursery.start_soon(run_unit, unit)
 
 
 def executor_for(config: LeagueConfig) -> Executor:
@@ -204,6 +220,8 @@ async def run_league(
     missing = [n for n in remote_bots if remote is None or n not in remote.tokens]
     if missing:
         raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
+    store.claim()
+    config = with_seed(config, store)
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
     # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
@@ -231,8 +249,18 @@ async def run_league(
         is_stored=store.has_game,
         remote=remote,
     )
-    await executor.play(job, pending_blocks(config, done, deals_per_unit(config)))
+    await executor.play(job, pending_units(config, done))
     return played
+
+
+def with_seed(config: LeagueConfig, store: ResultStore) -> LeagueConfig:
+    """The league with its master seed: the file's, else the one its database holds,
+    which is a fresh one (``referee.core.schedule.fresh_seed``) stored when the database
+    got its first league. A resumed league keeps its seed, and the seed is in the
+    database for anyone who wants to play the same deals again."""
+    default = fresh_seed() if config.seed is None else config.seed
+    seed = int(store.setting("seed", str(default)))
+    return config if config.seed is not None else attrs.evolve(config, seed=seed)
 
 
 def rated_games(store: ResultStore) -> list[RatedGame]:

@@ -13,11 +13,14 @@ columns, and marked the first time it is opened for writing.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import sqlite3
+import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import attrs
 
@@ -104,12 +107,21 @@ class ResultStore:
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        # A league writes from a worker thread (never on the Trio loop, where a lock held
+        # by another program would stall every bot's clock), so the connection may be
+        # used from any thread, one at a time.
+        self._lock = threading.RLock()
+        self._claim: BinaryIO | None = None
         with self._errors("cannot open results database"):
             if readonly:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
-                self._db = sqlite3.connect(uri, uri=True, isolation_level=None)
+                self._db = sqlite3.connect(
+                    uri, uri=True, isolation_level=None, check_same_thread=False
+                )
             else:
-                self._db = sqlite3.connect(self.path, isolation_level=None)
+                self._db = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False
+                )
             try:
                 self._open()
             except BaseException:
@@ -168,21 +180,46 @@ class ResultStore:
             " it was left unchanged: give another file"
         )
 
-    @contextmanager
+    @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
         """Raise an SQLite error that the database or its file causes (read-only,
         locked, damaged, not a database) as a StoreError whose message says ``doing``
         and why. An integrity or programming error is a fault of the referee: raised
         as it is."""
         try:
-            yield
+            with self._lock:
+                yield
         except sqlite3.DatabaseError as exc:
             if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
                 raise
             raise StoreError(f"{doing} {self.path}: {_explain(exc)}") from None
 
+    def claim(self) -> None:
+        """Make this store the only writer of its database until it is closed: a second
+        league run on a database in use would play every game again beside the first.
+        Raises StoreError at once, naming the database, when another process holds it.
+        (An advisory ``flock`` on the database file, which SQLite's own locks ignore.)"""
+        if self._claim is not None:
+            return
+        try:
+            claim = open(self.path, "rb")  # noqa: SIM115 - held until close()
+        except OSError as exc:
+            raise StoreError(f"cannot open results database {self.path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(claim.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            claim.close()
+            raise StoreError(
+                f"{self.path} is in use by another league run; wait until it ends (or stop"
+                " it), then run again: the league resumes where it was"
+            ) from None
+        self._claim = claim
+
     def close(self) -> None:
         self._db.close()
+        if self._claim is not None:
+            self._claim.close()  # releases the claim
+            self._claim = None
 
     def __enter__(self) -> ResultStore:
         return self
@@ -204,6 +241,15 @@ class ResultStore:
                 f"{self.path} holds results for a different {key} "
                 f"({_difference(row[0], value)}); use another --db or the original settings"
             )
+
+    def setting(self, key: str, default: str) -> str:
+        """The value stored under ``key``; ``default``, stored, the first time."""
+        with self._errors(_WRITE), self._transaction():
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, default))
+                return default
+            return str(row[0])
 
     def register_bots(self, bots: Sequence[tuple[str, str]]) -> None:
         with self._errors(_WRITE), self._transaction():
@@ -328,7 +374,12 @@ class _Transaction:
             try:
                 self._db.execute("COMMIT")
             except sqlite3.Error:
-                self._db.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk does): the error
+                # that says why is the one to raise, not one from a second rollback.
+                if self._db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
                 raise
         elif self._db.in_transaction:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")

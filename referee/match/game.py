@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,9 @@ class MatchSettings:
     restart: bool = True
     replay_dir: Path | None = None
     log_dir: Path | None = None
+    #: The master seed the deals come from, written into every replay (never sent to
+    #: a bot) so that the whole run can be repeated; None when the caller has none.
+    master_seed: int | None = None
 
 
 @attrs.frozen
@@ -129,22 +132,42 @@ def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
     )
 
 
+@attrs.define
+class ProcessHistory:
+    """What the process slots of one bot in a block share: how many processes of the bot
+    were started (the first one's log is ``NAME-BOT.log``, later ones ``.1``, ``.2``, ...)
+    and their connections, since with restarts off a bot that stopped in one of its
+    processes is not started again in another."""
+
+    starts: int = 0
+    conns: list[BotConnection] = attrs.field(factory=list)
+
+    def stopped(self) -> BotConnection | None:
+        """The first of the bot's processes that stopped, if one did."""
+        return next((c for c in self.conns if not c.alive), None)
+
+
 class BotSlot:
-    """One bot of a match: its process, started on demand and restarted after a
-    crash when the settings allow it.
+    """One bot process of a match: started on demand and restarted after a crash when
+    the settings allow it.
 
     Each process lives in a host task of its own in the match's nursery, so starting,
     restarting and stopping bots in any order never crosses Trio's nesting rules."""
 
     def __init__(
-        self, spec: BotSpec, settings: MatchSettings, log_name: str, nursery: trio.Nursery
+        self,
+        spec: BotSpec,
+        settings: MatchSettings,
+        log_name: str,
+        nursery: trio.Nursery,
+        history: ProcessHistory | None = None,
     ) -> None:
         self.spec = spec
         self.settings = settings
         self.log_name = log_name
         self.nursery = nursery
         self.conn: BotConnection | None = None
-        self.starts = 0
+        self.history = ProcessHistory() if history is None else history
         self._stop: trio.Event | None = None
 
     async def ready(self) -> BotConnection | BotFault:
@@ -156,20 +179,23 @@ class BotSlot:
         conn = self.conn
         if conn is not None and conn.alive:
             return conn
-        if conn is not None and not self.settings.restart:
+        history = self.history
+        stopped = history.stopped()
+        if stopped is not None and not self.settings.restart:
             return _stopped_earlier(
-                conn, "the bot is not restarted after it stopped in an earlier game"
+                stopped, "the bot is not restarted after it stopped in an earlier game"
             )
         self.stop()
         log_dir = self.settings.log_dir
         stderr_path = None
         if log_dir is not None:
-            suffix = f".{self.starts}" if self.starts else ""
+            suffix = f".{history.starts}" if history.starts else ""
             name = f"{self.log_name}-{safe_filename(self.spec.name)}{suffix}.log"
             stderr_path = log_dir / name
-        self.starts += 1
+        history.starts += 1
         self._stop = trio.Event()
         self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
+        history.conns.append(self.conn)
         return self.conn
 
     async def _host(
@@ -272,7 +298,8 @@ class GameReferee:
         self.settings = settings
         n = len(game.seats)
         self.state: GameState = new_game(n, game.seed, settings.rules)
-        self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats))
+        self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats),
+                             master_seed=settings.master_seed)
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
         self.cursors = [0] * n
         self.strikes = [0] * n
@@ -484,10 +511,19 @@ async def play_block(
     match_name: str = "match",
     *,
     remote: RemoteSeats | None = None,
+    replayed: Container[str] = (),
 ) -> list[GameOutcome]:
-    """Play ``games`` (all between the given bots) with one process per bot, started
-    once and restarted after a crash when the settings allow it. ``games`` may be a
-    generator: it is consumed one game at a time, so several blocks can share one.
+    """Play ``games`` (all between the given bots) with one process per bot and seat
+    rotation, started when first needed and restarted after a crash when the settings
+    allow it. A deal is played once per rotation, so no bot process ever plays two games
+    of one deal: in the second it would know the other hands and the draw order from the
+    first. Callers that play a rotation at a time (league units, ``match``) therefore
+    have one process per bot alive. ``games`` may be a generator: it is consumed one game
+    at a time, so several blocks can share one.
+
+    ``replayed`` holds the ids of games that are played only so that the bots' processes
+    live through the same games as in an earlier run (a league resumed mid-unit): their
+    outcomes are neither returned nor passed to ``on_game``, and no replay is written.
 
     Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
     remote bot must not be in two blocks at once.
@@ -496,7 +532,9 @@ async def play_block(
     group of the nursery that hosts the bots."""
     outcomes: list[GameOutcome] = []
     try:
-        await _play_games(games, bots, settings, on_game, match_name, outcomes, remote)
+        await _play_games(
+            games, bots, settings, on_game, match_name, outcomes, remote, replayed
+        )
     except BaseExceptionGroup as group:
         raised = _unwrap(group)
     else:
@@ -531,16 +569,31 @@ async def _play_games(
     match_name: str,
     outcomes: list[GameOutcome],
     remote: RemoteSeats | None,
+    replayed: Container[str],
 ) -> None:
     async with trio.open_nursery() as nursery:
-        slots: dict[str, BotSlot | RemoteBotSlot] = {}
+        local = {b.name: b for b in bots if not b.remote}
+        remote_slots: dict[str, RemoteBotSlot] = {}
         for b in bots:
             if not b.remote:
-                slots[b.name] = BotSlot(b, settings, safe_filename(match_name), nursery)
-            elif remote is None or b.name not in remote.tokens:
+                continue
+            if remote is None or b.name not in remote.tokens:
                 raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
-            else:
-                slots[b.name] = RemoteBotSlot(b, settings, remote)
+            # A remote bot has one connection: what its owner runs behind it is theirs.
+            remote_slots[b.name] = RemoteBotSlot(b, settings, remote)
+        slots: dict[tuple[str, int], BotSlot] = {}
+        histories = {name: ProcessHistory() for name in local}
+        log_name = safe_filename(match_name)
+
+        def slot_for(name: str, rotation: int) -> BotSlot | RemoteBotSlot:
+            if name in remote_slots:
+                return remote_slots[name]
+            slot = slots.get((name, rotation))
+            if slot is None:
+                slot = BotSlot(local[name], settings, log_name, nursery, histories[name])
+                slots[name, rotation] = slot
+            return slot
+
         try:
             for game in games:
                 # The remote seats of a game that start waiting for their bots wait
@@ -548,18 +601,20 @@ async def _play_games(
                 join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
                 conns: list[BotConnection | BotFault] = []
                 for name in game.seats:
-                    slot = slots[name]
+                    slot = slot_for(name, game.rotation)
                     if isinstance(slot, RemoteBotSlot):
                         conns.append(await slot.ready(join_by))
                     else:
                         conns.append(await slot.ready())
                 referee = GameReferee(game, conns, settings)
                 result = await referee.run()
+                if game.game_id in replayed:
+                    continue
                 path = None
                 if settings.replay_dir is not None:
-                    settings.replay_dir.mkdir(parents=True, exist_ok=True)
                     path = replay_path(settings.replay_dir, game.game_id)
-                    referee.replay.save(path)
+                    # Off the loop: other games' clocks run meanwhile.
+                    await trio.to_thread.run_sync(referee.replay.save, path)
                 outcome = outcome_of(game, result, path)
                 outcomes.append(outcome)
                 if on_game is not None:
@@ -569,3 +624,5 @@ async def _play_games(
         finally:
             for slot in slots.values():
                 slot.stop()
+            for remote_slot in remote_slots.values():
+                remote_slot.stop()

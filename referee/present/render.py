@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from referee.core.files import write_atomically
 from referee.core.replay import Replay, ReplayError, apply_entry
 from referee.rules import PHASE_NAMES, GameState, cards, event_for
 
@@ -171,9 +172,7 @@ def render_html(replay: Replay) -> str:
 def render_replay(source: Path, target: Path) -> None:
     """Read the replay ``source`` and write its page to ``target``."""
     page = render_html(Replay.load(source))
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
+    write_atomically(target, page, what="page")
 
 
 def render_command(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import attrs
 
+from referee.core.files import write_atomically
 from referee.league.runner import rated_games
 from referee.league.store import GameRecord, ResultStore, StoreError
 from referee.present.render import fill_template
@@ -403,9 +404,7 @@ def render_report(data: ReportData, out_dir: Path) -> str:
 def write_report(db: Path, target: Path, points: int = 20) -> ReportData:
     data = load_report(db, points)
     page = render_report(data, target.parent)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)
+    write_atomically(target, page, what="report")
     return data
 
 

@@ -80,6 +80,10 @@ class BotTransport(Protocol):
         """Some bytes from the bot; ``b""`` at the end of its output. Raises
         :class:`trio.TooSlowError` when nothing arrived by ``deadline`` (Trio's clock)."""
 
+    def readable_now(self) -> bool:
+        """Whether bytes from the bot (or the end of its output) are waiting to be read,
+        without waiting: one ``select`` with no timeout."""
+
     async def close_input(self) -> None:
         """Tell the bot nothing more will be written (it reads end of file) while its
         output stays open, when the transport can (a process's stdin is closed); else
@@ -243,6 +247,7 @@ class BotConnection:
         would leave out any time the referee is preempted right after it, typically
         by the bot it just woke up on a busy machine.)"""
         deadline_s = deadline_ms / 1000
+        await self._refuse_unsolicited(message.TYPE)
         start = await self.send(message, timeout_s=deadline_s)
         try:
             reply = await self.receive(deadline=start + deadline_s)
@@ -252,6 +257,31 @@ class BotConnection:
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms
+
+    async def _refuse_unsolicited(self, what: str) -> None:
+        """Raise BotProtocolError when the bot wrote a message before the request that it
+        answers was written: an answer sent ahead (request ids are easy to guess), or
+        anything sent after ``game_over``. Its bytes are already in the pipe or socket
+        when the request is about to go out; a late answer to a request the referee gave
+        up on is still dropped by the codec. Costs one ``select`` when nothing waits."""
+        data: bytes | None = None
+        if self.process.readable_now():
+            # Readable, yet no bytes for us within 10 ms (a TLS record, say): nothing sent.
+            with contextlib.suppress(trio.TooSlowError):
+                data = await self.process.receive_some(deadline=trio.current_time() + 0.01)
+        try:
+            if data is not None:
+                self.codec.receive_data(data)  # b"": the end of the bot's output
+            # Also what came in one read with the previous answer and waits in the codec.
+            message = self.codec.next_message()
+        except ProtocolError as exc:
+            raise BotProtocolError(f"{exc} (sent before the {what!r} request)") from None
+        if message is EOF:
+            await self._wait_exit()
+            raise self.crashed("closed its output")
+        if not isinstance(message, Sentinel):
+            raise BotProtocolError(f"unsolicited {message.TYPE!r} message before the"
+                                   f" {what!r} request")
 
     def abandon_request(self) -> None:
         """Give up on the open request (its answer came too late): a late answer that

@@ -56,6 +56,7 @@ import contextlib
 import math
 import os
 import resource
+import select
 import shlex
 import shutil
 import signal
@@ -539,6 +540,11 @@ class BotProcess:
                 continue
             except OSError as exc:  # as Trio's own receive_some reports it
                 raise trio.BrokenResourceError(str(exc)) from exc
+
+    def readable_now(self) -> bool:
+        """Whether the bot's stdout has bytes (or its end) waiting, without waiting."""
+        fd = self._stdout.fileno()
+        return fd >= 0 and bool(select.select([fd], [], [], 0)[0])
 
     async def close_input(self) -> None:
         """Close the bot's stdin so that it reads end of file."""

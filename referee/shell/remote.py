@@ -40,12 +40,11 @@ import hmac
 import ipaddress
 import logging
 import math
-import os
 import re
 import secrets
+import select
 import socket
 import ssl
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -53,6 +52,7 @@ from typing import Final
 
 import trio
 from taki_protocol import (
+    MAX_BOT_MESSAGE_SIZE,
     MAX_CONTAINER_LEN,
     BotHello,
     Error,
@@ -63,6 +63,7 @@ from taki_protocol import (
 from taki_protocol._framing import FrameScanner
 
 from referee.core.faults import BotCrashed, BotFault
+from referee.core.files import FileWriteError, write_atomically
 from referee.shell.bots import BotConnection
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 
@@ -92,8 +93,9 @@ log = logging.getLogger(__name__)
 PREAUTH_TIMEOUT_S: Final = 2.0
 """How long a new connection has to authenticate (TLS handshake and ``bot_hello``)."""
 
-PREAUTH_MAX_BYTES: Final = 4096
-"""The most a peer may send before it has authenticated: one ``bot_hello``."""
+PREAUTH_MAX_BYTES: Final = MAX_BOT_MESSAGE_SIZE
+"""The most a peer may send before it has authenticated: one ``bot_hello``, which like
+every message of a bot is at most :data:`taki_protocol.MAX_BOT_MESSAGE_SIZE`."""
 
 MAX_PENDING: Final = 64
 """Connections that may be authenticating at the same time, from all addresses."""
@@ -176,23 +178,11 @@ def write_tokens(path: Path, tokens: Mapping[str, str]) -> None:
     The file is written under a temporary name in the same directory and renamed into
     place, so that it never exists with other permissions or half written."""
     path = Path(path)
-    directory = path.parent
     text = "".join(f"{name} {token}\n" for name, token in tokens.items())
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as exc:
-        raise RemoteSetupError(f"cannot write the tokens file {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            os.fchmod(file.fileno(), 0o600)
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise RemoteSetupError(f"cannot write the tokens file {path}: {exc.strerror}") from None
+        write_atomically(path, text, what="tokens file", mode=0o600)
+    except FileWriteError as exc:
+        raise RemoteSetupError(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- TLS
@@ -366,6 +356,13 @@ class StreamTransport:
         if not data:
             self._end("closed the connection")
         return bytes(data)
+
+    def readable_now(self) -> bool:
+        """Whether the connection has bytes (or its end) waiting, without waiting."""
+        if self._ended is not None:
+            return False
+        fd = self._socket.fileno()
+        return fd >= 0 and bool(select.select([fd], [], [], 0)[0])
 
     async def close_input(self) -> None:
         """Half-close the connection where the stream allows it (plain TCP): the bot

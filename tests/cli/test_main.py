@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from jsonout import strict_json
+from processes import deal_memory_command, pids_with_a_deal_twice
 
 from referee.cli.main import main
 from referee.league import store as store_module
@@ -44,7 +45,8 @@ def match_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -
 def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                      "--games", "4", "--seed", "7")
-    assert set(out) == {"games"}
+    assert set(out) == {"seed", "games"}
+    assert out["seed"] == 7
     games = out["games"]
     assert len(games) == 4
     for game in games:
@@ -68,6 +70,41 @@ def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     again = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                        "--games", "2", "--seed", "7")
     assert [g["seed"] for g in again["games"]] == [g["seed"] for g in games[:2]]
+
+
+def test_match_without_seed_deals_from_a_fresh_seed_it_reports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bots = (f"greedy={GREEDY}", f"random={RANDOM} 1", "--games", "2")
+    first = match_json(capsys, tmp_path, *bots, "--replay-dir", str(tmp_path / "r1"))
+    second = match_json(capsys, tmp_path, *bots)
+    # Not a fixed default: a bot cannot rebuild the deals from the public game ids.
+    assert first["seed"] != second["seed"]
+    assert first["games"][0]["seed"] != second["games"][0]["seed"]
+    # --seed with the reported seed deals the same cards again; the replays say it too.
+    again = match_json(capsys, tmp_path, *bots, "--seed", str(first["seed"]))
+    assert [g["seed"] for g in again["games"]] == [g["seed"] for g in first["games"]]
+    replay = json.loads((tmp_path / "r1" / "game1.json").read_text())
+    assert replay["master_seed"] == first["seed"]
+    main(["match", *bots, "--log-dir", str(tmp_path / "logs")])
+    assert "master seed " in capsys.readouterr().err
+
+
+def test_match_never_gives_a_bot_process_two_games_of_one_deal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "pids.log"
+    bots = [f"{name}={deal_memory_command(log)}" for name in ("a", "b", "c")]
+    out = match_json(capsys, tmp_path, *bots, "--games", "9", "--seed", "3")
+    # Game N plays deal (N - 1) // 3: every deal from every seat, in the order given.
+    assert [g["game_id"] for g in out["games"]] == [f"game{i}" for i in range(1, 10)]
+
+    def deal_of(game_id: str) -> str:
+        return str((int(game_id.removeprefix("game")) - 1) // 3)
+
+    assert pids_with_a_deal_twice(log, deal_of) == {}
+    pids = {line.split()[0] for line in log.read_text().splitlines()}
+    assert len(pids) == 9  # three bots, a process each per rotation, three games each
 
 
 def test_match_seats_rotate_with_three_bots(

@@ -19,6 +19,7 @@ import psutil
 import pytest
 import trio
 from jsonout import strict_json
+from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
 
 try:
     from distributed import Client
@@ -30,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
 
 from referee.config.settings import LeagueConfig, SettingsError, load_league
 from referee.core.replay import Replay, verify
-from referee.core.schedule import ScheduledGame
+from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import (
     INSTALL_HINT,
     BlockResult,
@@ -47,7 +48,7 @@ from referee.league.dask_executor import (
 from referee.league.runner import (
     LeagueJob,
     league_size,
-    pending_blocks,
+    pending_units,
     record_of,
     run_league,
     settings_for,
@@ -222,7 +223,7 @@ async def test_a_worker_killed_mid_league(
         assert await run_league(config, store, log_dir=tmp_path / "local-logs") == total
     check_exactly_once(db, set(stored_ids(local_db)))
     assert set(stored_ids(local_db)) == {
-        g.game_id for block in pending_blocks(config, set()) for g in block
+        g.game_id for unit in pending_units(config, set()) for g in unit.games
     }
 
     # The coordinator wrote every replay into the league's replay_dir, and each one
@@ -234,7 +235,7 @@ async def test_a_worker_killed_mid_league(
         assert path.parent == replays
         result = verify(Replay.load(path))
         assert result.places == tuple(s.place for s in game.seats)
-    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+    assert list((tmp_path / "logs").glob("greedy_random1_deals0-*_rot0-greedy.log"))
 
     # The bots of the dead worker saw their input close and exited.
     deadline = time.monotonic() + 10
@@ -286,7 +287,7 @@ def test_killed_coordinator_resumes(
         out, err = second.communicate(timeout=120)
     assert second.returncode == 0, err.decode()
     assert strict_json(out)["games"] == total
-    check_exactly_once(db, {g.game_id for block in pending_blocks(config, set()) for g in block})
+    check_exactly_once(db, {g.game_id for unit in pending_units(config, set()) for g in unit.games})
 
 
 # --------------------------------------------------- bots a worker cannot start
@@ -365,7 +366,7 @@ command = "python bin/bot.py"
     assert played == league_size(config) == 72
     # Never a forfeit: every game of the bot was played where it could start.
     check_exactly_once(tmp_path / "r.sqlite",
-                       {g.game_id for block in pending_blocks(config, set()) for g in block})
+                       {g.game_id for unit in pending_units(config, set()) for g in unit.games})
     # At least one block went to the worker without the bot first; it was re-submitted.
     assert executor.failures
     assert {f.worker for f in executor.failures} == {unable}
@@ -375,6 +376,31 @@ command = "python bin/bot.py"
     # Once the first failure is known, no block with the bot goes to that worker again:
     # only the blocks already in flight then can fail there.
     assert len(executor.failures) <= in_flight
+
+
+async def test_no_bot_process_on_a_worker_plays_two_games_of_one_deal(
+    tmp_path: Path, cluster: str
+) -> None:
+    log = tmp_path / "pids.log"
+    config = load_league(league_file(tmp_path, deals=3, bots=f"""\
+[[bots]]
+name = "memory1"
+command = "{deal_memory_command(log)}"
+
+[[bots]]
+name = "memory2"
+command = "{deal_memory_command(log)}"
+
+[[bots]]
+name = "memory3"
+command = "{deal_memory_command(log)}"
+"""))
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(config, store, log_dir=None, executor=DaskExecutor(cluster))
+    assert played == league_size(config) == 18
+    # The bot check on each worker logs no game; every game is logged by both its seats.
+    assert len(log.read_text().splitlines()) == 2 * 18
+    assert pids_with_a_deal_twice(log, league_deal) == {}
 
 
 async def test_retries_are_bounded(
@@ -392,8 +418,9 @@ command = "no-such-bot-binary"
     config = load_league(path)
     executor = DaskExecutor(cluster, max_attempts=1)
     with ResultStore(tmp_path / "r.sqlite") as store:
-        with pytest.raises(ClusterError, match=r"greedy,ghost/deal0 could not be played in 1 "
-                           r"attempts: cannot start bot 'ghost' \(no-such-bot-binary\) on worker tcp://"):
+        with pytest.raises(ClusterError, match=r"unit greedy,ghost/deals0-0/rot\d could not be"
+                           r" played in 1 attempts: cannot start bot 'ghost'"
+                           r" \(no-such-bot-binary\) on worker tcp://"):
             await run_league(config, store, log_dir=None, executor=executor)
         assert store.game_count() == 0
     assert len(executor.failures) == 1
@@ -402,13 +429,13 @@ command = "no-such-bot-binary"
 # -------------------------------------------------------- delivered twice
 
 
-def block_task(config: LeagueConfig, block: list[ScheduledGame], run: str = "") -> BlockTask:
-    """The task of one block, as the coordinator would submit it."""
+def block_task(config: LeagueConfig, unit: WorkUnit, run: str = "") -> BlockTask:
+    """The task of one unit of work, as the coordinator would submit it."""
     specs = {b.name: b for b in config.bots}
     return BlockTask(
-        block=block[0].block,
-        games=tuple(block),
-        bots=tuple(WorkerBot.of(specs[name]) for name in block[0].seats),
+        block=unit.name,
+        games=unit.games,
+        bots=tuple(WorkerBot.of(specs[name]) for name in unit.games[0].seats),
         settings=settings_for(config, None),
         replays=True,
         logs=True,
@@ -418,17 +445,17 @@ def block_task(config: LeagueConfig, block: list[ScheduledGame], run: str = "") 
 
 
 def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
-    config = load_league(league_file(tmp_path, deals=1))
+    config = load_league(league_file(tmp_path, deals=2))
     settings = settings_for(config, tmp_path / "logs")
-    block = next(pending_blocks(config, set()))
+    unit = next(pending_units(config, set(), deals=2))
     specs = {b.name: b for b in config.bots}
-    task = block_task(config, block)
+    task = block_task(config, unit)
     result = play_block_task(task)
     assert result.failure is None
-    assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in block]
+    assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in unit.games]
     assert all(p.replay is not None for p in result.games)
     assert {name for name, _ in result.logs} == {
-        "greedy_random1_deal0-greedy.log", "greedy_random1_deal0-random1.log"
+        "greedy_random1_deals0-1_rot0-greedy.log", "greedy_random1_deals0-1_rot0-random1.log"
     }
     recorded: list[str] = []
     with ResultStore(tmp_path / "r.sqlite") as store:
@@ -448,10 +475,10 @@ def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
         # Even when the store is asked directly, a duplicate is refused.
         assert not job.record(result.games[0].outcome)
         stored = list(store.games())
-    assert recorded == [g.game_id for g in block]
+    assert recorded == [g.game_id for g in unit.games]
     assert [p.read_text() for p in sorted((tmp_path / "replays").iterdir())] == first
     assert {g.replay for g in stored} == {str(p) for p in replays}
-    assert (tmp_path / "logs" / "greedy_random1_deal0-greedy.log").exists()
+    assert (tmp_path / "logs" / "greedy_random1_deals0-1_rot0-greedy.log").exists()
 
 
 def test_a_worker_checks_each_bot_once_per_run(tmp_path: Path) -> None:
@@ -472,10 +499,10 @@ command = "{GREEDY}"
 name = "counting"
 command = "python {counting}"
 """))
-    first, second = pending_blocks(config, set())
+    first, second = pending_units(config, set(), deals=2)
 
-    def played(block: list[ScheduledGame], run: str) -> int:
-        result = play_block_task(block_task(config, block, run))
+    def played(unit: WorkUnit, run: str) -> int:
+        result = play_block_task(block_task(config, unit, run))
         assert result.failure is None
         assert len(result.games) == 2
         return len(starts.read_text().splitlines())
@@ -496,10 +523,10 @@ command = "{GREEDY}"
 name = "typo"
 command = "python {tmp_path / 'no_such_bot.py'}"
 """))
-    block = next(pending_blocks(config, set()))
+    unit = next(pending_units(config, set()))
     run = uuid.uuid4().hex
     for _ in range(2):  # a failure is not remembered: the bot is checked again
-        result = play_block_task(block_task(config, block, run))
+        result = play_block_task(block_task(config, unit, run))
         assert result.games == ()
         assert result.failure is not None
         assert result.failure.worker == "local"
@@ -526,10 +553,11 @@ async def test_a_task_stranded_on_departed_workers_is_resubmitted(tmp_path: Path
     job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
                     lambda _: True, lambda _: False)
     coordinator = _Coordinator(DaskExecutor("127.0.0.1:1"), FakeClient(), job)
-    games = next(pending_blocks(config, set()))
-    stranded = _Attempt(games[0].block, games, allowed=["tcp://w1:1", "tcp://w2:1"])
-    waiting = _Attempt(games[0].block, games, allowed=["tcp://w3:1"])
-    free = _Attempt(games[0].block, games)
+    unit = next(pending_units(config, set()))
+    games = list(unit.games)
+    stranded = _Attempt(unit.name, games, allowed=["tcp://w1:1", "tcp://w2:1"])
+    waiting = _Attempt(unit.name, games, allowed=["tcp://w3:1"])
+    free = _Attempt(unit.name, games)
     futures = [Future(), Future(), Future()]
     coordinator.in_flight = dict(zip(futures, [stranded, waiting, free], strict=True))
     await coordinator._reroute_stranded()
@@ -602,14 +630,15 @@ async def test_a_stranded_task_is_resubmitted_while_other_tasks_keep_finishing(
     config = load_league(league_file(tmp_path, deals=1))
     job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
                     lambda _: True, lambda _: False)
-    games = next(pending_blocks(config, set()))
+    unit = next(pending_units(config, set()))
+    games = list(unit.games)
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             client = BusyClient(nursery)
             coordinator = _Coordinator(DaskExecutor("127.0.0.1:1", in_flight=2), client, job)
             # A block whose bot w3 could not start: it may run on w1 only, which leaves.
             coordinator.retry = [_Attempt("stranded", games, failed_workers={"tcp://w3:1"})]
-            await coordinator.run(iter([games] * 40))
+            await coordinator.run(iter([unit] * 40))
     assert len(client.submitted) == 42
     sent = [(i, workers) for i, (block, workers) in enumerate(client.submitted)
             if block == "stranded"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from jsonout import strict_json
+from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
 
 from referee.cli.main import main
 from referee.config.settings import parse_bot_arg
@@ -71,10 +72,25 @@ def test_random_against_random_never_accepts_h1(tmp_path: Path, seed: int) -> No
     assert out["games"] <= 100
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_no_bot_process_plays_both_games_of_a_pair(tmp_path: Path, concurrency: int) -> None:
+    log = tmp_path / "pids.log"
+    result = subprocess.run(
+        [str(REFEREE), "sprt", f"new={deal_memory_command(log)}",
+         f"old={deal_memory_command(log)}", "--json", "--concurrency", str(concurrency),
+         "--max-games", "16", "--seed", "2", "--log-dir", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )
+    assert result.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), result.stderr
+    games = strict_json(result.stdout)["games"]
+    assert games >= 2 and len(log.read_text().splitlines()) == 2 * games
+    assert pids_with_a_deal_twice(log, league_deal) == {}
+
+
 def test_json_has_no_infinity(tmp_path: Path) -> None:
     # Every pair won: the Elo estimate and the interval's top are infinite.
     code, out = sprt(tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
-                     "--max-games", "4", "--seed", "0")
+                     "--max-games", "4", "--seed", "5")
     assert code == EXIT_CAP
     assert out["pentanomial"] == [0, 0, 0, 0, 2]
     assert out["elo"] is None

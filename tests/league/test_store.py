@@ -332,3 +332,44 @@ def test_a_lock_held_by_another_program(tmp_path: Path, monkeypatch: pytest.Monk
     finally:
         other.close()
         store.close()
+
+
+# ------------------------------------------------------ one writer, a full disk
+
+
+def test_a_database_has_one_league_writer_at_a_time(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as first:
+        first.claim()
+        first.claim()  # again by its holder: nothing changes
+        with ResultStore(db) as second, pytest.raises(StoreError) as caught:
+            second.claim()
+        assert str(db) in str(caught.value) and "in use by another league run" in str(
+            caught.value
+        )
+        # Reading (ratings, report) is never refused.
+        with ResultStore(db, readonly=True) as reader:
+            assert reader.game_count() == 0
+    with ResultStore(db) as third:
+        third.claim()  # released when its holder closed
+
+
+def test_a_full_database_says_so_and_keeps_what_it_held(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.record(game("g0", {"a": 1, "b": 2}))
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count={pages}")  # as if the disk were full
+        with pytest.raises(StoreError) as caught:
+            for i in range(1, 200):
+                store.record(game(f"g{i}", {"a": 1, "b": 2}, block="x" * 2000))
+        message = str(caught.value)
+        # SQLite's own words, not those of a failed second rollback.
+        assert "database or disk is full" in message and "rollback" not in message
+        assert "\n" not in message
+        stored = store.game_count()
+    with ResultStore(db) as store:
+        assert store.game_count() == stored >= 1
+        assert store._db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        # Every stored game has all of its seats: no game was stored in part.
+        assert {len(g.seats) for g in store.games()} == {2}

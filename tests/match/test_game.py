@@ -128,6 +128,8 @@ def check_forfeit(outcomes: Sequence[GameOutcome], reason: str, bot: str = "host
         ("illegal", ("2",), "illegal", "not an index"),
         ("wrong_id", ("3",), "protocol", "answer for request"),
         ("wrong_version", (), "protocol", "protocol version"),
+        ("answer_ahead", ("2",), "protocol", "sent before the"),
+        ("padded_answer", ("2",), "protocol", "maximum size of 4096 bytes"),
     ],
 )
 async def test_hostile_bot_forfeits(
@@ -138,6 +140,17 @@ async def test_hostile_bot_forfeits(
     text = check_forfeit(outcomes, reason)
     assert detail in text
     assert trio.current_time() - start < 5
+
+
+async def test_an_answer_sent_after_game_over_forfeits_the_next_game(tmp_path: Path) -> None:
+    # Each seat rotation has processes of its own: games 1 and 3 are the first rotation's,
+    # 2 and 4 the second's. A process's first game is clean; the bytes it writes after
+    # that game's game_over forfeit its next game.
+    outcomes = await play([hostile("after_game_over"), random_bot(1)], tmp_path, games=4)
+    assert [forfeits(o)["hostile"] for o in outcomes[:2]] == [None, None]
+    for outcome in outcomes[2:]:
+        reason, detail = forfeits(outcome)["hostile"]
+        assert reason == "protocol" and "before the" in detail, detail
 
 
 async def test_hostile_bot_among_three(tmp_path: Path) -> None:

@@ -278,7 +278,7 @@ plain = st.recursive(
 )
 plain_maps = st.dictionaries(st.text(max_size=8), plain, max_size=6)
 actions = st.builds(
-    lambda kind, extra: {"kind": kind, **extra},
+    lambda kind, extra: {**extra, "kind": kind},  # extra may hold a "kind" key too
     st.sampled_from(["play", "draw", "end_turn", "close_run", "leave_run_open"]),
     plain_maps,
 )

@@ -138,9 +138,10 @@ class Client:
 
 async def play_with_remote(
     tmp_path: Path, bots: Sequence[BotSpec], clients: dict[str, BotCommand], games: int,
-    *, address: tuple[str, int] = LOOPBACK, **options: Any,
+    *, address: tuple[str, int] = LOOPBACK, rotation: int | None = None, **options: Any,
 ) -> tuple[list[GameOutcome], RemoteSeats, dict[str, Client]]:
-    """A block of ``games`` with remote seats played by ``connect`` clients."""
+    """A block of ``games`` (those of one ``rotation`` if given) with remote seats played
+    by ``connect`` clients."""
     names = [b.name for b in bots if b.remote]
     done: dict[str, Client] = {name: Client() for name in clients}
     with trio.fail_after(30):
@@ -152,7 +153,7 @@ async def play_with_remote(
         ):
             for name, command in clients.items():
                 nursery.start_soon(done[name].run, seats, name, command)
-            schedule = match_games([b.name for b in bots], games, seed=3)
+            schedule = match_games([b.name for b in bots], games, seed=3, rotation=rotation)
             outcomes = await play_block(schedule, bots, settings(tmp_path), match_name="m",
                                         remote=seats)
     return outcomes, seats, done
@@ -205,13 +206,17 @@ async def test_match_with_a_remote_seat_through_connect(tmp_path: Path) -> None:
 
 
 async def test_remote_games_match_local_games(tmp_path: Path) -> None:
-    """The same seeded bots give the same games whether a seat is local or remote."""
-    local = await play_block(match_games(["random1", "far"], 2, seed=3),
+    """The same seeded bots give the same games whether a seat is local or remote. (A
+    local bot plays each seat rotation in a process of its own, a remote one behind its
+    one connection: the games of one rotation compare.)"""
+    local = await play_block(match_games(["random1", "far"], 6, seed=3, rotation=1),
                              [random_bot(1), BotSpec("far", random_command(2))],
                              settings(tmp_path / "local"), match_name="m")
     outcomes, _, _ = await play_with_remote(
-        tmp_path, [random_bot(1), remote("far")], {"far": random_command(2)}, games=2
+        tmp_path, [random_bot(1), remote("far")], {"far": random_command(2)}, games=6,
+        rotation=1,
     )
+    assert len(outcomes) == 3
     assert [o.seats for o in outcomes] == [o.seats for o in local]
     assert [o.actions for o in outcomes] == [o.actions for o in local]
 
