@@ -12,6 +12,7 @@ from rich.table import Table
 
 from referee.cli.match import print_json, progress_bar, require_directories
 from referee.cli.remote import remote_seats
+from referee.cli.sandboxing import announce
 from referee.config.settings import LeagueConfig, load_league
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
@@ -123,6 +124,7 @@ async def run_league_command(args: argparse.Namespace) -> int:
 
         raise UsageError("--dask: remote bots connect to this referee; they need the local"
                          " executor")
+    announce(config.bots)  # no bwrap, or a limit the host cannot enforce: stop here
     executor = _executor(args, config)
     if not args.no_bot_check and not isinstance(executor, DaskExecutor):
         # Before the database is opened: a league whose bots cannot start stores

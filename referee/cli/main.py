@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from referee import __version__
 from referee.cli.remote import add_remote_args
+from referee.cli.sandboxing import add_sandbox_args
 from referee.config.settings import SettingsError, rule_flag_error
 from referee.core.clock import TimeControl
 from referee.core.faults import BotStartError
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--json", action="store_true", help="print the results as JSON")
     _bot_check_arg(match)
     add_remote_args(match)
+    add_sandbox_args(match)
 
     league = sub.add_parser("league", help="run (or resume) a round-robin league")
     league.add_argument("file", type=Path, help="the league file (TOML)")
@@ -179,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     sprt.add_argument("--json", action="store_true")
     _bot_check_arg(sprt)
     add_remote_args(sprt)
+    add_sandbox_args(sprt)
 
     connect = sub.add_parser(
         "connect", help="play a local bot on a remote referee's seat (docs/remote.md)",

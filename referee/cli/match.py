@@ -17,9 +17,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from referee.cli.remote import remote_seats
+from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import BotSpec, directory_error, parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
-from referee.core.schedule import SEED_BITS, ScheduledGame, derive_seed, fresh_seed, rotate
+from referee.core.schedule import ScheduledGame, derive_seed, fresh_seed, rotate
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.rules import Rules
@@ -51,11 +52,7 @@ def match_games(
 def master_seed(args: argparse.Namespace) -> int:
     """``--seed``, or a fresh master seed; either way it goes to standard error (``match
     --seed S`` repeats the deals) before any game."""
-    from referee.cli.main import UsageError
-
     seed = fresh_seed() if args.seed is None else args.seed
-    if not 0 <= seed < 2**SEED_BITS:
-        raise UsageError(f"--seed must be from 0 to 2**{SEED_BITS} - 1, got {seed}")
     print(f"master seed {seed} (--seed {seed} repeats these deals)", file=sys.stderr)
     return seed
 
@@ -169,6 +166,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     if not 2 <= len(args.bots) <= 10:
         raise UsageError(f"a match needs 2 to 10 bots, got {len(args.bots)}")
     bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])
+    bots = sandboxed_bots(args, bots)
     names = [b.name for b in bots]
     games = args.games if args.games is not None else len(bots)
     if games < 1:

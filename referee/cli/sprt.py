@@ -10,6 +10,7 @@ from rich.console import Console
 
 from referee.cli.match import master_seed, print_json, require_deal, require_directories
 from referee.cli.remote import remote_seats
+from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import available_cpus, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.league.botcheck import require_bots
@@ -30,6 +31,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     old = parse_bot_arg(args.old, 1, "OLD")
     if new.name == old.name:
         old = attrs.evolve(old, name=f"{old.name}-old")
+    new, old = sandboxed_bots(args, [new, old])
     for flag, value in (("--elo0", args.elo0), ("--elo1", args.elo1)):
         if not -MAX_ELO <= value <= MAX_ELO:  # also refuses nan and inf
             raise UsageError(f"{flag} must be between -{MAX_ELO} and {MAX_ELO}, got {value}")

@@ -21,6 +21,7 @@ from referee.core.clock import TimeControl
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
 from referee.shell.process import BotCommand, ResourceLimits
+from referee.shell.sandbox import Sandbox
 
 #: An interpreter name that, as the first word of a bot command, means the referee's
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
@@ -216,11 +217,14 @@ class LeagueConfig:
 
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
-    "fault_policy", "strikes", "executor", "deals_per_process",
+    "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
-_BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits"}
-_LIMIT_KEYS = {"address_space_mb", "cpu_seconds", "file_size_mb", "open_files"}
+_BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind"}
+_LIMIT_KEYS = {
+    "address_space_mb", "cpu_seconds", "file_size_mb", "open_files", "memory_mb", "pids",
+    "cpu_percent",
+}
 _RULE_FLAGS = {
     "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
     "pyramid", "hand_size",
@@ -367,8 +371,6 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         raise fail("league", "strikes", "must be at least 1")
     if kwargs.get("deals_per_process", 1) < 1:
         raise fail("league", "deals_per_process", "must be at least 1")
-    if not 0 <= kwargs.get("seed", 0) < 2**63:
-        raise fail("league", "seed", "must be from 0 to 2**63 - 1")
     if "restart" in league:
         if not isinstance(league["restart"], bool):
             raise fail("league", "restart", "must be true or false")
@@ -430,11 +432,16 @@ def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueCo
         )
     if not raw_bots:
         raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
+    default_sandbox = _sandbox_of(path, league, fail, "league", 0, None)
     bots = []
     for i, entry in enumerate(raw_bots):
         line = where.line_of("bots", None, i)
         origin = f"{path}:{line}" if line else str(path)
-        bots.append(attrs.evolve(_parse_bot(path, entry, i, fail), origin=origin))
+        bot = attrs.evolve(_parse_bot(path, entry, i, fail), origin=origin)
+        if bot.command is not None and isinstance(entry, dict):
+            sandbox = _sandbox_of(path, entry, fail, "bots", i, default_sandbox)
+            bot = attrs.evolve(bot, command=attrs.evolve(bot.command, sandbox=sandbox))
+        bots.append(bot)
     names = [b.name for b in bots]
     for i, name in enumerate(names):
         if name in names[:i]:
@@ -460,6 +467,30 @@ def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
     return value
 
 
+def _sandbox_of(
+    path: Path, table: dict[str, Any], fail: Any, name: str, i: int,
+    default: Sandbox | None,
+) -> Sandbox | None:
+    """``sandbox`` and ``sandbox_bind`` of ``[league]`` or of a bot (which overrides the
+    league's; paths relative to the league file)."""
+    wanted = table.get("sandbox", default is not None)
+    if not isinstance(wanted, bool):
+        raise fail(name, "sandbox", "must be true or false", i)
+    binds = table.get("sandbox_bind")
+    if binds is not None and (
+        not isinstance(binds, list) or not all(isinstance(b, str) for b in binds)
+    ):
+        raise fail(name, "sandbox_bind", "must be a list of path strings", i)
+    if not wanted:
+        if binds:
+            raise fail(name, "sandbox_bind", "needs sandbox = true", i)
+        return None
+    if binds is None:
+        return default if default is not None else Sandbox()
+    paths: tuple[str, ...] = tuple(str(path.parent / b) for b in binds)
+    return Sandbox(binds=paths)
+
+
 def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
     if not isinstance(entry, dict):
         raise fail("bots", None, "must be a table with a name and a command (or remote = true)", i)
@@ -473,7 +504,7 @@ def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
     if not isinstance(remote, bool):
         raise fail("bots", "remote", "must be true or false", i)
     if remote:
-        for key in ("command", "cwd", "env", "limits"):
+        for key in ("command", "cwd", "env", "limits", "sandbox", "sandbox_bind"):
             if key in entry:
                 raise fail(
                     "bots", key, f"a remote bot (remote = true) has no {key}: it runs"

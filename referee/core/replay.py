@@ -290,8 +290,8 @@ class Replay:
         ):
             raise _wrong("bots", f"a list of {MIN_PLAYERS} to {MAX_PLAYERS} names", bots)
         master_seed = data.get("master_seed")
-        if not (master_seed is None or (_is_int(master_seed) and 0 <= master_seed < SEED_LIMIT)):
-            raise _wrong("master_seed", "null or an integer from 0 to 2**64 - 1", master_seed)
+        if not (master_seed is None or _is_int(master_seed)):
+            raise _wrong("master_seed", "null or an integer", master_seed)
         first_seat = data.get("first_seat", 0)
         if not _is_seat(first_seat, len(bots)):
             raise _wrong("first_seat", f"a seat from 0 to {len(bots) - 1}", first_seat)

@@ -71,6 +71,8 @@ import trio
 
 from referee.core.faults import BotCrashed, BotStartError
 from referee.shell.guard import GroupGuard
+from referee.shell.limits import CgroupHandle, HardLimits, LimitError, limit_backend
+from referee.shell.sandbox import Sandbox, SandboxError, bwrap_path, sandboxed_argv
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -146,6 +148,15 @@ class ResourceLimits:
     cpu_seconds: int | None = attrs.field(default=None, validator=_check_optional_positive)
     file_size_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
     open_files: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    #: Enforced by cgroups where the host allows (:mod:`referee.shell.limits`): the bot's
+    #: memory with all it starts, its number of processes, its share of a CPU in percent.
+    memory_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    pids: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    cpu_percent: int | None = attrs.field(default=None, validator=_check_optional_positive)
+
+    def hard(self) -> HardLimits:
+        """The limits that :mod:`referee.shell.limits` enforces."""
+        return HardLimits(self.memory_mb, self.pids, self.cpu_percent)
 
     def rlimits(self) -> list[tuple[int, int, int]]:
         """The ``(resource, soft, hard)`` triples to pass to :func:`resource.setrlimit`."""
@@ -208,6 +219,8 @@ class BotCommand:
     cwd: str | None = attrs.field(default=None, converter=_to_cwd)
     env: Mapping[str, str] | None = attrs.field(default=None, converter=_to_env)
     limits: ResourceLimits = attrs.field(factory=ResourceLimits)
+    #: Run the bot under bubblewrap (:mod:`referee.shell.sandbox`); None: as it is.
+    sandbox: Sandbox | None = None
 
     @classmethod
     def parse(
@@ -264,14 +277,17 @@ def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> s
 
 
 def _make_preexec(
-    limits: list[tuple[int, int, int]], guard: GroupGuard | None
+    limits: list[tuple[int, int, int]], guard: GroupGuard | None,
+    cgroup: CgroupHandle | None = None,
 ) -> Callable[[], None] | None:
-    if not limits and guard is None:
+    if not limits and guard is None and cgroup is None:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
         if guard is not None:  # first: the limits could make the write fail
             guard.announce_in_child()
+        if cgroup is not None:  # before exec: all the bot starts is inside
+            cgroup.join_in_child()
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
 
@@ -412,6 +428,7 @@ class BotProcess:
         self._closed = False
         self._returncode: int | None = None
         self._guard: GroupGuard | None = None
+        self._cgroup: CgroupHandle | None = None
 
     def __repr__(self) -> str:
         return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
@@ -438,9 +455,16 @@ class BotProcess:
         return code
 
     def status(self) -> str:
-        """E.g. ``running``, ``exited with status 1``, ``killed by signal SIGKILL``."""
+        """E.g. ``running``, ``exited with status 1``, ``killed by signal SIGKILL``, or
+        ``exceeded its memory limit of 256 MiB (killed by signal SIGKILL)``."""
         code = self.returncode
-        return "running" if code is None else describe_exit_status(code)
+        if code is None:
+            return "running"
+        cgroup = self._cgroup
+        if cgroup is not None and cgroup.memory_killed():
+            return (f"exceeded its memory limit of {cgroup.limits.memory_mb} MiB"
+                    f" ({describe_exit_status(code)})")
+        return describe_exit_status(code)
 
     @property
     def stderr_bytes(self) -> int:
@@ -677,6 +701,8 @@ class BotProcess:
         for stream in (self._stdin, self._stdout, self._stderr):
             await stream.aclose()
         self._close_log()
+        if self._cgroup is not None:
+            self._cgroup.remove()
         self._closed = True
 
 
@@ -700,7 +726,23 @@ async def open_bot_process(
         raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
     env = command.child_env()
     _resolve_executable(command, env)
-    limits = command.limits.rlimits()
+    argv, cwd = list(command.argv), command.cwd
+    if command.sandbox is not None:
+        try:
+            argv = sandboxed_argv(argv, cwd, command.sandbox, bwrap_path())
+        except SandboxError as exc:
+            raise BotStartError(command.display, str(exc)) from None
+        cwd = None
+    hard = command.limits.hard()
+    backend = limit_backend() if hard else None
+    limits = command.limits.rlimits() + (backend.rlimits(hard) if backend else [])
+    cgroup = None
+    if backend is not None:
+        try:
+            backend.check(hard)
+            cgroup = backend.prepare(hard)
+        except (LimitError, OSError) as exc:
+            raise BotStartError(command.display, f"cannot set its limits: {exc}") from None
 
     log: BinaryIO | None = None
     if stderr_path is not None:
@@ -711,19 +753,21 @@ async def open_bot_process(
         # The guard first: the bot's process tells it its group before its exec.
         guard = await GroupGuard.start(command.display)
         process = await trio.lowlevel.open_process(
-            list(command.argv),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=command.cwd,
+            cwd=cwd,
             env=env,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_make_preexec(limits, guard),
+            preexec_fn=_make_preexec(limits, guard, cgroup),
         )
     except BaseException as exc:
         if log is not None:
             log.close()
+        if cgroup is not None:
+            cgroup.remove()
         if guard is not None:  # the bot's process, if any, died before its exec
             await guard.close()
         if isinstance(exc, (OSError, subprocess.SubprocessError)):
@@ -732,6 +776,7 @@ async def open_bot_process(
 
     bot = BotProcess(command, process, log, stderr_cap_bytes)
     bot._guard = guard
+    bot._cgroup = cgroup
     raised: BaseException | None = None
     unwrapped = False
     try:

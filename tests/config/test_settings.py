@@ -22,6 +22,8 @@ from referee.config.settings import (
 )
 from referee.league.store import ResultStore, StoreError
 from referee.rules import RULES_REVISION
+from referee.shell.limits import HardLimits
+from referee.shell.sandbox import Sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -639,3 +641,53 @@ def test_bad_commands_and_environments_from_the_command_line() -> None:
         with pytest.raises(ValueError, match=f"^env: .*{problem}"):
             make_command("python bot.py", env=env)
     assert env_error({"LEVEL": "3", "EMPTY": ""}) is None
+
+
+def test_sandbox_and_enforced_limits_in_a_league_file(tmp_path: Path) -> None:
+    config = load_league(write(tmp_path, """\
+        [league]
+        sandbox = true
+        sandbox_bind = ["data"]
+
+        [[bots]]
+        name = "a"
+        command = "./a"
+        limits = { memory_mb = 256, pids = 64, cpu_percent = 50 }
+
+        [[bots]]
+        name = "b"
+        command = "./b"
+        sandbox_bind = ["b-data", "/opt/models"]
+
+        [[bots]]
+        name = "c"
+        command = "./c"
+        sandbox = false
+        """))
+    a, b, c = (bot.local_command() for bot in config.bots)
+    assert a.sandbox == Sandbox(binds=(str(tmp_path / "data"),))  # the league's default
+    assert b.sandbox == Sandbox(binds=(str(tmp_path / "b-data"), "/opt/models"))
+    assert c.sandbox is None
+    assert (a.limits.memory_mb, a.limits.pids, a.limits.cpu_percent) == (256, 64, 50)
+    assert a.limits.hard() == HardLimits(memory_mb=256, pids=64, cpu_percent=50)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('[league]\nsandbox = "yes"\n', 2, "sandbox: must be true or false"),
+        ('[league]\nsandbox_bind = "data"\nsandbox = true\n', 2, "must be a list of path"),
+        ('[league]\nsandbox_bind = ["data"]\n', 2, "sandbox_bind: needs sandbox = true"),
+        ('[league]\n\n[[bots]]\nname = "a"\ncommand = "./a"\nlimits = { pids = 0 }\n', 6,
+         "pids must be positive"),
+    ],
+)
+def test_bad_sandbox_settings_name_their_line(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    path = tmp_path / "league.toml"
+    path.write_text(text + '\n[[bots]]\nname = "x"\ncommand = "./x"\n\n[[bots]]\nname = "y"\n'
+                    'command = "./y"\n')
+    with pytest.raises(SettingsError) as caught:
+        load_league(path)
+    assert str(caught.value).startswith(f"{path}:{line}: ") and message in str(caught.value)

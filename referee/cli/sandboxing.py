@@ -1,0 +1,79 @@
+"""The sandbox and limit options that ``match``, ``sprt`` and ``check`` share:
+``--sandbox``, ``--sandbox-bind PATH``, ``--memory-mb``, ``--pids``, ``--cpu-percent``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import attrs
+
+from referee.config.settings import BotSpec
+from referee.shell.limits import LimitError, limit_backend
+from referee.shell.sandbox import Sandbox, SandboxError, bwrap_path
+
+
+def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sandbox and limits (docs/sandbox.md)")
+    group.add_argument("--sandbox", action="store_true",
+                       help="run the local bots under bubblewrap: no network, no other"
+                            " processes, only their own files to read")
+    group.add_argument("--sandbox-bind", action="append", default=[], metavar="PATH",
+                       help="one more path the sandboxed bots may read (repeatable)")
+    group.add_argument("--memory-mb", type=int, metavar="MB",
+                       help="memory of a bot process and all it starts (enforced)")
+    group.add_argument("--pids", type=int, metavar="N",
+                       help="processes a bot may run at once (enforced)")
+    group.add_argument("--cpu-percent", type=int, metavar="P",
+                       help="share of one CPU a bot process may use (enforced; 100 = one CPU)")
+
+
+def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[BotSpec]:
+    """The bots with the options applied to every local one; UsageError for options
+    this host cannot honour (no bwrap, a limit its backend cannot enforce), before any
+    game. Says on stderr which sandbox and limit backend are in force."""
+    from referee.cli.main import UsageError
+
+    for flag, value in (("--memory-mb", args.memory_mb), ("--pids", args.pids),
+                        ("--cpu-percent", args.cpu_percent)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    if args.sandbox_bind and not args.sandbox:
+        raise UsageError("--sandbox-bind needs --sandbox")
+    sandbox = Sandbox(binds=tuple(args.sandbox_bind)) if args.sandbox else None
+    out = []
+    for bot in bots:
+        if bot.command is None:
+            out.append(bot)
+            continue
+        given = {key: getattr(args, key) for key in ("memory_mb", "pids", "cpu_percent")}
+        limits = attrs.evolve(
+            bot.command.limits, **{k: v for k, v in given.items() if v is not None}
+        )
+        command = attrs.evolve(bot.command, limits=limits,
+                               sandbox=sandbox if sandbox is not None else bot.command.sandbox)
+        out.append(attrs.evolve(bot, command=command))
+    announce(out)
+    return out
+
+
+def announce(bots: Sequence[BotSpec]) -> None:
+    """UsageError when the host cannot run the bots as asked; else one line on stderr
+    naming the sandbox and the limit backend in force (nothing without either)."""
+    from referee.cli.main import UsageError
+
+    commands = [b.command for b in bots if b.command is not None]
+    sandboxed = any(c.sandbox is not None for c in commands)
+    limited = [c.limits.hard() for c in commands if c.limits.hard()]
+    try:
+        if sandboxed:
+            bwrap_path()
+        backend = limit_backend()
+        for hard in limited:
+            backend.check(hard)
+    except (SandboxError, LimitError) as exc:
+        raise UsageError(str(exc)) from None
+    if sandboxed or limited:
+        what = "bubblewrap" if sandboxed else "none"
+        print(f"sandbox: {what}; limits: {backend.name}", file=sys.stderr)
