@@ -38,11 +38,10 @@ import trio
 from taki_protocol import Decide
 
 from referee.cli.match import match_games
-from referee.config.settings import BotSpec
 from referee.core.clock import TimeControl
+from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.rules import Rules, new_game, view
-from referee.shell.process import BotCommand
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"

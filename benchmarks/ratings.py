@@ -9,7 +9,8 @@ import argparse
 import random
 import time
 
-from referee.ratings.elo import GameResult, rate
+from referee.ratings.elo import GameResult
+from referee.ratings.leaderboard import rate
 
 
 def synthetic_league(bots: int, games: int, seats: int, seed: int) -> list[GameResult]:

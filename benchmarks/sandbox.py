@@ -24,13 +24,12 @@ import attrs
 import trio
 
 from referee.cli.match import match_games
-from referee.config.settings import BotSpec, make_command
+from referee.config.settings import make_command
 from referee.core.clock import TimeControl
+from referee.core.specs import BotSpec, ResourceLimits, Sandbox
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.shell.bots import open_bot
 from referee.shell.limits import limit_backend
-from referee.shell.process import ResourceLimits
-from referee.shell.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"

@@ -34,13 +34,12 @@ import trio
 from taki_protocol import Decide, React
 
 from referee.cli.match import match_games
-from referee.config.settings import BotSpec
 from referee.core.clock import DEFAULT_GRACE_MS, TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.schedule import ScheduledGame
+from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.shell.bots import BotConnection
-from referee.shell.process import BotCommand
 
 # A bot that answers ``OFFSET_MS`` after the request's deadline (negative: before it),
 # timed from the moment it read the request. Usage: python -c BOT OFFSET_MS SEED

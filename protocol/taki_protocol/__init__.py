@@ -4,6 +4,7 @@ See PROTOCOL.md for the specification this package implements.
 """
 
 from ._checks import trusted_data
+from ._framing import FrameScanner
 from .codec import EOF, NEED_DATA, Codec, Role, Sentinel, pack_message, unpack_message
 from .constants import (
     FORFEIT_REASONS,
@@ -64,6 +65,7 @@ __all__ = [
     "Error",
     "Forfeit",
     "ForfeitReason",
+    "FrameScanner",
     "GameOver",
     "GameStart",
     "Hello",

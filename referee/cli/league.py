@@ -14,18 +14,18 @@ from referee.cli.match import print_json, progress_bar, require_directories
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
 from referee.config.settings import LeagueConfig, load_league
+from referee.core.errors import UsageError
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
 from referee.league.runner import (
     Executor,
-    executor_for,
+    LocalExecutor,
     league_size,
-    rated_games,
     run_league,
     with_seed,
 )
-from referee.league.store import ResultStore, StoreError
-from referee.ratings.elo import RatingReport, rate
+from referee.league.store import ResultStore, StoreError, rated_games
+from referee.ratings.leaderboard import RatingReport, rate
 
 
 def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dict[str, int]]
@@ -92,8 +92,6 @@ def _rate(store: ResultStore, args: argparse.Namespace) -> RatingReport | None:
 
 
 def _check_rating_args(args: argparse.Namespace, bots: list[str] | None = None) -> None:
-    from referee.cli.main import UsageError
-
     if not (math.isfinite(args.prior) and args.prior >= 0):
         raise UsageError(f"--prior must be a number of games >= 0, got {args.prior}")
     if not math.isfinite(args.anchor_elo):
@@ -105,12 +103,12 @@ def _check_rating_args(args: argparse.Namespace, bots: list[str] | None = None) 
 
 def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
     """Where the games are played: ``--dask``, else the league file's ``executor``."""
-    from referee.cli.main import UsageError
-
     try:
         if args.dask is not None:
             return DaskExecutor(args.dask)
-        return executor_for(config)
+        if config.executor != "local":
+            return DaskExecutor(config.executor)
+        return LocalExecutor(config.concurrency)
     except ClusterError as exc:
         raise UsageError(str(exc)) from None
 
@@ -120,8 +118,6 @@ async def run_league_command(args: argparse.Namespace) -> int:
     _check_rating_args(args, [b.name for b in config.bots])
     require_directories(("--log-dir", args.log_dir))
     if args.dask is not None and any(b.remote for b in config.bots):
-        from referee.cli.main import UsageError
-
         raise UsageError("--dask: remote bots connect to this referee; they need the local"
                          " executor")
     announce(config.bots)  # no bwrap, or a limit the host cannot enforce: stop here
@@ -134,13 +130,9 @@ async def run_league_command(args: argparse.Namespace) -> int:
     try:
         store = ResultStore(args.db)
     except StoreError as exc:
-        from referee.cli.main import UsageError
-
         raise UsageError(str(exc)) from None
     console = Console()
     with store:
-        from referee.cli.main import UsageError
-
         total = league_size(config)
         already = store.game_count()
         show = sys.stderr.isatty() and not args.json
@@ -169,8 +161,6 @@ async def run_league_command(args: argparse.Namespace) -> int:
 
 
 def ratings_command(args: argparse.Namespace) -> int:
-    from referee.cli.main import UsageError
-
     _check_rating_args(args)
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")

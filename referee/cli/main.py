@@ -17,13 +17,11 @@ from rich.markup import escape
 from referee import __version__
 from referee.cli.remote import add_remote_args
 from referee.cli.sandboxing import add_sandbox_args
-from referee.config.settings import SettingsError, rule_flag_error
+from referee.config.settings import rule_flag_error
 from referee.core.clock import TimeControl
-from referee.core.faults import BotStartError
-from referee.core.files import FileWriteError
+from referee.core.errors import UsageError, UserError
 from referee.league.store import ResultStore, StoreError
 from referee.rules import PRESETS, Rules
-from referee.shell.remote import RemoteSetupError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -33,14 +31,8 @@ SEED_HELP = (
 )
 
 
-class UsageError(Exception):
-    """A command-line mistake: printed without a traceback, exit status 2."""
-
-
-#: Mistakes the user can fix: reported in one line, exit status 2.
-USER_ERRORS: tuple[type[Exception], ...] = (
-    UsageError, SettingsError, BotStartError, StoreError, RemoteSetupError, FileWriteError,
-)
+#: Mistakes the user or the host must fix: reported in one line, exit status 2.
+USER_ERRORS: tuple[type[Exception], ...] = (UserError,)
 
 
 def _time_args(parser: argparse.ArgumentParser) -> None:

@@ -18,9 +18,11 @@ from rich.table import Table
 
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
-from referee.config.settings import BotSpec, directory_error, parse_bot_arg, unique_names
+from referee.config.settings import directory_error, parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
+from referee.core.errors import UsageError
 from referee.core.schedule import ScheduledGame, derive_seed, fresh_seed, rotate
+from referee.core.specs import BotSpec
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings, play_block
 from referee.rules import Rules
@@ -60,8 +62,6 @@ def master_seed(args: argparse.Namespace) -> int:
 def require_directories(*options: tuple[str, Path | None]) -> None:
     """UsageError for the first ``(option, path)`` whose path cannot be a directory (a
     file in its place), before anything is played."""
-    from referee.cli.main import UsageError
-
     for option, path in options:
         problem = None if path is None else directory_error(path)
         if problem is not None:
@@ -70,8 +70,6 @@ def require_directories(*options: tuple[str, Path | None]) -> None:
 
 def require_deal(rules: Rules, players: int) -> None:
     """UsageError when ``--flag hand_size`` is too large to deal ``players`` hands."""
-    from referee.cli.main import UsageError
-
     try:
         rules.check_deal(players)
     except DealError as exc:
@@ -161,8 +159,6 @@ def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
 
 
 async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
-    from referee.cli.main import UsageError
-
     if not 2 <= len(args.bots) <= 10:
         raise UsageError(f"a match needs 2 to 10 bots, got {len(args.bots)}")
     bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])

@@ -13,14 +13,15 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from referee.config.settings import BotSpec, _default_name, make_command
+from referee.config.settings import _default_name, make_command
+from referee.core.errors import UsageError
+from referee.core.specs import BotSpec
+from referee.shell.network import format_address, parse_address
 from referee.shell.remote import (
     DEFAULT_JOIN_TIMEOUT_S,
     RemoteSeats,
     RemoteSetupError,
-    format_address,
     open_remote_seats,
-    parse_address,
     server_tls_context,
 )
 
@@ -79,8 +80,6 @@ async def remote_seats(
 ) -> AsyncIterator[RemoteSeats | None]:
     """The remote seats of the command's remote bots (None when it has none), open
     for the duration of the block."""
-    from referee.cli.main import UsageError
-
     names = [b.name for b in bots if b.remote]
     given = [flag for flag, value in (("--listen", args.listen), ("--tokens", args.tokens),
                                       ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key))
@@ -120,7 +119,6 @@ async def remote_seats(
 
 
 async def run_connect_command(args: argparse.Namespace) -> int:
-    from referee.cli.main import UsageError
     from referee.shell.connect import ConnectError, client_tls_context, connect_bot
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE)

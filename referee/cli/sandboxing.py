@@ -9,9 +9,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from referee.config.settings import BotSpec
+from referee.core.errors import UsageError
+from referee.core.specs import BotSpec, Sandbox
 from referee.shell.limits import LimitError, limit_backend
-from referee.shell.sandbox import Sandbox, SandboxError, bwrap_path
+from referee.shell.sandbox import SandboxError, bwrap_path
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +34,6 @@ def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[Bo
     """The bots with the options applied to every local one; UsageError for options
     this host cannot honour (no bwrap, a limit its backend cannot enforce), before any
     game. Says on stderr which sandbox and limit backend are in force."""
-    from referee.cli.main import UsageError
-
     for flag, value in (("--memory-mb", args.memory_mb), ("--pids", args.pids),
                         ("--cpu-percent", args.cpu_percent)):
         if value is not None and value < 1:
@@ -61,8 +60,6 @@ def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[Bo
 def announce(bots: Sequence[BotSpec]) -> None:
     """UsageError when the host cannot run the bots as asked; else one line on stderr
     naming the sandbox and the limit backend in force (nothing without either)."""
-    from referee.cli.main import UsageError
-
     commands = [b.command for b in bots if b.command is not None]
     sandboxed = any(c.sandbox is not None for c in commands)
     limited = [c.limits.hard() for c in commands if c.limits.hard()]

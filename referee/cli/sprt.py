@@ -13,10 +13,11 @@ from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import available_cpus, parse_bot_arg
 from referee.core.clock import TimeControl
+from referee.core.errors import UsageError
 from referee.league.botcheck import require_bots
 from referee.league.sprt_run import run_sprt
 from referee.match.game import MatchSettings
-from referee.ratings.elo import Sprt
+from referee.ratings.sprt import Sprt
 from referee.rules import Rules
 
 #: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the
@@ -25,8 +26,6 @@ MAX_ELO = 2000
 
 
 async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
-    from referee.cli.main import UsageError
-
     new = parse_bot_arg(args.new, 0, "NEW")
     old = parse_bot_arg(args.old, 1, "OLD")
     if new.name == old.name:
@@ -56,7 +55,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
 
     def on_pair(state: object) -> None:
         if show:
-            from referee.ratings.elo import SprtState
+            from referee.ratings.sprt import SprtState
 
             assert isinstance(state, SprtState)
             err.print(f"pairs {state.pairs:5d}  LLR {state.llr():+6.2f} "

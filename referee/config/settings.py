@@ -18,10 +18,10 @@ from typing import Any
 import attrs
 
 from referee.core.clock import TimeControl
+from referee.core.errors import UserError
+from referee.core.specs import REMOTE, BotCommand, BotSpec, ResourceLimits, Sandbox
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
-from referee.shell.process import BotCommand, ResourceLimits
-from referee.shell.sandbox import Sandbox
 
 #: An interpreter name that, as the first word of a bot command, means the referee's
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
@@ -31,39 +31,11 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
 DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 
-class SettingsError(Exception):
+class SettingsError(UserError):
     """A setting that the referee cannot use; the message says where and why."""
 
 
 #: The command of a remote seat: ``NAME=remote`` on the command line.
-REMOTE = "remote"
-
-
-@attrs.frozen
-class BotSpec:
-    """A named bot: how to start it, or None for a remote bot, which connects to the
-    referee over TCP (docs/remote.md)."""
-
-    name: str
-    command: BotCommand | None
-    #: Where the bot was given, for messages: ``league.toml:14`` (its ``[[bots]]``
-    #: entry), or ``NEW``, ``OLD``, ``argument 2`` on the command line. Not part of
-    #: the bot's identity.
-    origin: str | None = attrs.field(default=None, eq=False)
-
-    @property
-    def remote(self) -> bool:
-        return self.command is None
-
-    @property
-    def display(self) -> str:
-        return REMOTE if self.command is None else self.command.display
-
-    def local_command(self) -> BotCommand:
-        """The command of a local bot; ValueError for a remote one."""
-        if self.command is None:
-            raise ValueError(f"bot {self.name!r} is remote: it has no command to start")
-        return self.command
 
 
 def make_command(

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from referee.core.errors import RefereeError, UserError
+
 __all__ = [
     "BotCrashed",
     "BotFault",
@@ -28,7 +30,7 @@ __all__ = [
 ]
 
 
-class BotFault(Exception):
+class BotFault(RefereeError):
     """Base class of all faults a bot can commit during a game."""
 
     reason: ClassVar[str] = "fault"
@@ -78,7 +80,7 @@ class BotIllegalAction(BotFault):
     reason: ClassVar[str] = "illegal"
 
 
-class BotStartError(Exception):
+class BotStartError(UserError):
     """A bot command could not be started at all (a configuration error).
 
     The message names the command, for example

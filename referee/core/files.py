@@ -17,10 +17,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from referee.core.errors import UserError
+
 __all__ = ["FileWriteError", "write_atomically"]
 
 
-class FileWriteError(OSError):
+class FileWriteError(UserError, OSError):
     """A file could not be written; nothing of it was left behind."""
 
 

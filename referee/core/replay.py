@@ -16,6 +16,7 @@ from typing import Any, TypeGuard
 import attrs
 from taki_protocol.constants import MAX_PLAYERS, MIN_PLAYERS
 
+from referee.core.errors import UserError
 from referee.core.files import write_atomically
 from referee.rules import (
     PRESETS,
@@ -33,7 +34,7 @@ FORMAT = "taki-replay"
 VERSION = 2
 
 
-class ReplayError(Exception):
+class ReplayError(UserError):
     """A replay file that cannot be read, or that does not re-play to its result."""
 
 

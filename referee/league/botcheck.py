@@ -22,11 +22,12 @@ from collections.abc import Hashable, Sequence
 import attrs
 import trio
 
-from referee.config.settings import BotSpec, available_cpus
+from referee.config.settings import available_cpus
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault, BotProtocolError, BotStartError, BotTimeout
+from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import BotConnection
-from referee.shell.process import BotCommand, open_bot_process
+from referee.shell.process import open_bot_process
 
 __all__ = ["BotCheckError", "BotCheckFailure", "check_bot", "check_bots", "require_bots"]
 

@@ -44,14 +44,14 @@ from typing import Any
 import attrs
 import trio
 
-from referee.config.settings import BotSpec
+from referee.core.errors import UserError
 from referee.core.faults import BotStartError
 from referee.core.files import write_atomically
 from referee.core.schedule import ScheduledGame, WorkUnit
+from referee.core.specs import BotCommand, BotSpec, ResourceLimits
 from referee.league.botcheck import BotCheckFailure, check_bots
 from referee.league.runner import LeagueJob
 from referee.match.game import GameOutcome, MatchSettings, play_block, replay_path
-from referee.shell.process import BotCommand, ResourceLimits
 
 #: Attempts per block when workers cannot start its bots (the first run included).
 MAX_ATTEMPTS = 3
@@ -66,7 +66,7 @@ POLL_S = 5.0
 INSTALL_HINT = "pip install -e '.[dask]' in the taki-referee source tree"
 
 
-class ClusterError(Exception):
+class ClusterError(UserError):
     """The league cannot be played on the cluster: Dask is not installed, the scheduler
     cannot be reached, no worker joins, or no worker could start a block's bots."""
 

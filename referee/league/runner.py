@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import trio
 
-from referee.config.settings import BotSpec, LeagueConfig
+from referee.config.settings import LeagueConfig
 from referee.core.schedule import (
     ScheduledGame,
     WorkUnit,
@@ -27,9 +27,9 @@ from referee.core.schedule import (
     league_units,
     total_games,
 )
+from referee.core.specs import BotSpec
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.match.game import GameOutcome, MatchSettings, play_block
-from referee.ratings.elo import GameResult as RatedGame
 
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats
@@ -194,15 +194,6 @@ class LocalExecutor:
                 nursery.start_soon(run_unit, unit)
 
 
-def executor_for(config: LeagueConfig) -> Executor:
-    """The executor that the league file asks for (``[league] executor``)."""
-    if config.executor == "local":
-        return LocalExecutor(config.concurrency)
-    from referee.league.dask_executor import DaskExecutor
-
-    return DaskExecutor(config.executor)
-
-
 async def run_league(
     config: LeagueConfig,
     store: ResultStore,
@@ -214,8 +205,9 @@ async def run_league(
 ) -> int:
     """Play every game of the league that the store does not hold yet; returns how many
     games this run stored. ``on_game`` is called for each newly stored game.
-    ``executor`` defaults to the one of the league file. The league's remote bots play
-    over their connections to ``remote``, on the local executor only."""
+    ``executor`` defaults to a local one (a Dask league needs its DaskExecutor). The
+    league's remote bots play over their connections to ``remote``, on the local
+    executor only."""
     remote_bots = [b.name for b in config.bots if b.remote]
     missing = [n for n in remote_bots if remote is None or n not in remote.tokens]
     if missing:
@@ -228,7 +220,12 @@ async def run_league(
     # 100,000 games; a query per scheduled game instead would cost far more time.
     done = store.finished_ids()
     if executor is None:
-        executor = executor_for(config)
+        if config.executor != "local":
+            raise ValueError(
+                f"the league plays on {config.executor}: pass its executor"
+                " (referee.league.dask_executor.DaskExecutor)"
+            )
+        executor = LocalExecutor(config.concurrency)
     if remote_bots and not isinstance(executor, LocalExecutor):
         raise ValueError("remote bots can only play on the local executor")
     played = 0
@@ -261,13 +258,3 @@ def with_seed(config: LeagueConfig, store: ResultStore) -> LeagueConfig:
     default = fresh_seed() if config.seed is None else config.seed
     seed = int(store.setting("seed", str(default)))
     return config if config.seed is not None else attrs.evolve(config, seed=seed)
-
-
-def rated_games(store: ResultStore) -> list[RatedGame]:
-    """The stored games as rating input, in schedule-id order: the bootstrap draws blocks
-    by position, so the order in which concurrent games happened to finish must not
-    change the intervals."""
-    return [
-        RatedGame(places={s.bot: s.place for s in game.seats}, block=game.block)
-        for game in sorted(store.games(), key=lambda g: g.game_id)
-    ]

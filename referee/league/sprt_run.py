@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from referee.config.settings import BotSpec
 from referee.core.schedule import ScheduledGame, block_games, derive_seed
+from referee.core.specs import BotSpec
 from referee.match.game import GameOutcome, MatchSettings, play_block
-from referee.ratings.elo import Sprt, SprtState
+from referee.ratings.sprt import Sprt, SprtState
 
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats

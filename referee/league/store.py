@@ -24,6 +24,9 @@ from typing import BinaryIO
 
 import attrs
 
+from referee.core.errors import UserError
+from referee.ratings.elo import GameResult as RatedGame
+
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
 APPLICATION_ID = 0x54414B49
 #: ``PRAGMA user_version`` of a results database: the layout of its tables.
@@ -70,7 +73,7 @@ CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 """
 
 
-class StoreError(Exception):
+class StoreError(UserError):
     """The results database cannot be used (wrong league, unreadable or read-only file,
     locked by another program, not a results database)."""
 
@@ -383,3 +386,13 @@ class _Transaction:
         elif self._db.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
+
+
+def rated_games(store: ResultStore) -> list[RatedGame]:
+    """The stored games as rating input, in schedule-id order: the bootstrap draws blocks
+    by position, so the order in which concurrent games happened to finish must not
+    change the intervals."""
+    return [
+        RatedGame(places={s.bot: s.place for s in game.seats}, block=game.block)
+        for game in sorted(store.games(), key=lambda g: g.game_id)
+    ]

@@ -30,11 +30,11 @@ from taki_protocol import Forfeit as WireForfeit
 from taki_protocol import Rules as WireRules
 from taki_protocol import TimeControl as WireTime
 
-from referee.config.settings import BotSpec
 from referee.core.clock import SeatClock, TimeControl
 from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
+from referee.core.specs import BotSpec
 from referee.rules import Action, GameResult, GameState, Rules, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT

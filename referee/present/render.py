@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from referee.core.errors import UsageError
 from referee.core.files import write_atomically
 from referee.core.replay import Replay, ReplayError, apply_entry
 from referee.rules import PHASE_NAMES, GameState, cards, event_for
@@ -177,8 +178,6 @@ def render_replay(source: Path, target: Path) -> None:
 
 def render_command(args: argparse.Namespace) -> int:
     """``taki-referee replay render FILE [-o OUT]``."""
-    from referee.cli.main import UsageError
-
     target: Path = args.output if args.output is not None else args.file.with_suffix(".html")
     try:
         render_replay(args.file, target)

@@ -18,12 +18,13 @@ from urllib.parse import quote
 
 import attrs
 
+from referee.core.errors import UsageError
 from referee.core.files import write_atomically
-from referee.league.runner import rated_games
-from referee.league.store import GameRecord, ResultStore, StoreError
+from referee.league.store import GameRecord, ResultStore, StoreError, rated_games
 from referee.present.render import fill_template
 from referee.ratings.elo import GameResult as RatedGame
-from referee.ratings.elo import RatingReport, fit_elo, rate
+from referee.ratings.elo import fit_elo
+from referee.ratings.leaderboard import RatingReport, rate
 
 __all__ = [
     "PALETTE",
@@ -410,8 +411,6 @@ def write_report(db: Path, target: Path, points: int = 20) -> ReportData:
 
 def report_command(args: argparse.Namespace) -> int:
     """``taki-referee report DB [-o OUT] [--points N]``."""
-    from referee.cli.main import UsageError
-
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")
     if args.points < 1:

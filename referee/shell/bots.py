@@ -38,8 +38,8 @@ from taki_protocol import (
 )
 
 from referee import __version__
-from referee.config.settings import BotSpec
 from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
+from referee.core.specs import BotSpec
 from referee.shell.process import RECEIVE_CHUNK_BYTES, open_bot_process
 
 REFEREE_ID = f"taki-referee {__version__}"

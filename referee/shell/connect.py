@@ -30,6 +30,7 @@ from taki_protocol import (
     PROTOCOL_VERSION,
     BotHello,
     Error,
+    FrameScanner,
     Hello,
     Message,
     ProtocolError,
@@ -37,11 +38,12 @@ from taki_protocol import (
     pack_message,
     unpack_message,
 )
-from taki_protocol._framing import FrameScanner
 
+from referee.core.errors import UserError
 from referee.core.faults import BotCrashed
-from referee.shell.process import RECEIVE_CHUNK_BYTES, BotCommand, BotProcess, open_bot_process
-from referee.shell.remote import describe_error, format_address, not_tls
+from referee.core.specs import BotCommand
+from referee.shell.network import describe_error, format_address, not_tls
+from referee.shell.process import RECEIVE_CHUNK_BYTES, BotProcess, open_bot_process
 
 __all__ = ["ConnectError", "client_tls_context", "connect_bot"]
 
@@ -59,7 +61,7 @@ BOT_EXIT_WAIT_S: Final = 2.0
 _BROKEN: Final = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
-class ConnectError(Exception):
+class ConnectError(UserError):
     """The session could not start, or did not end with the referee's ``shutdown``."""
 
 

@@ -33,7 +33,10 @@ from typing import Final
 
 import attrs
 
-__all__ = ["CgroupHandle", "HardLimits", "LimitBackend", "LimitError", "limit_backend", "probe"]
+from referee.core.errors import UserError
+from referee.core.specs import HardLimits
+
+__all__ = ["CgroupHandle", "LimitBackend", "LimitError", "limit_backend", "probe"]
 
 _MIB: Final = 1 << 20
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
@@ -44,34 +47,8 @@ CPU_PERIOD_US: Final = 100_000
 _names = itertools.count()
 
 
-class LimitError(Exception):
+class LimitError(UserError):
     """A limit that the backend in force cannot enforce (a setup error, exit 2)."""
-
-
-@attrs.frozen
-class HardLimits:
-    """``--memory-mb``, ``--pids``, ``--cpu-percent`` (None: no limit)."""
-
-    memory_mb: int | None = attrs.field(default=None, validator=attrs.validators.optional(
-        attrs.validators.ge(1)))
-    pids: int | None = attrs.field(default=None, validator=attrs.validators.optional(
-        attrs.validators.ge(1)))
-    #: Percent of one CPU (200: two CPUs' worth).
-    cpu_percent: int | None = attrs.field(default=None, validator=attrs.validators.optional(
-        attrs.validators.ge(1)))
-
-    def __bool__(self) -> bool:
-        return any(v is not None for v in (self.memory_mb, self.pids, self.cpu_percent))
-
-    def describe(self) -> str:
-        parts = []
-        if self.memory_mb is not None:
-            parts.append(f"memory {self.memory_mb} MiB")
-        if self.pids is not None:
-            parts.append(f"{self.pids} processes")
-        if self.cpu_percent is not None:
-            parts.append(f"{self.cpu_percent}% CPU")
-        return ", ".join(parts) or "none"
 
 
 @attrs.define

@@ -57,22 +57,20 @@ import math
 import os
 import resource
 import select
-import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, BinaryIO, Final, Literal
+from typing import BinaryIO, Final, Literal
 
-import attrs
 import trio
 
 from referee.core.faults import BotCrashed, BotStartError
+from referee.core.specs import BotCommand, ResourceLimits
 from referee.shell.guard import GroupGuard
-from referee.shell.limits import CgroupHandle, HardLimits, LimitError, limit_backend
-from referee.shell.sandbox import Sandbox, SandboxError, bwrap_path, sandboxed_argv
+from referee.shell.limits import CgroupHandle, LimitError, limit_backend
+from referee.shell.sandbox import SandboxError, bwrap_path, sandboxed_argv
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -80,9 +78,7 @@ __all__ = [
     "GROUP_EXIT_WAIT_S",
     "RECEIVE_CHUNK_BYTES",
     "STDERR_DRAIN_S",
-    "BotCommand",
     "BotProcess",
-    "ResourceLimits",
     "describe_exit_status",
     "open_bot_process",
 ]
@@ -113,147 +109,26 @@ _MIB: Final = 1 << 20
 # --------------------------------------------------------------------------- commands
 
 
-def _check_optional_positive(
-    _instance: Any, attribute: attrs.Attribute[Any], value: object
-) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{attribute.name} must be an int or None, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{attribute.name} must be positive, got {value}")
-
-
-@attrs.frozen
-class ResourceLimits:
-    """Per-process resource limits applied to the bot (None = inherit).
-
-    ``address_space_mb`` limits virtual memory (``RLIMIT_AS``). Runtimes that
-    reserve large address ranges up front (V8/Node.js, the JVM, Go) may fail
-    to start under a tight address-space limit even though they use little
-    real memory.
-
-    ``cpu_seconds`` limits CPU time (``RLIMIT_CPU``): the bot receives
-    ``SIGXCPU`` when it is reached and ``SIGKILL`` one second later.
-
-    ``file_size_mb`` limits the size of any file the bot writes
-    (``RLIMIT_FSIZE``), and ``open_files`` the number of descriptors it may
-    hold (``RLIMIT_NOFILE``; interpreters need a few dozen to start).
-
-    A limit above the referee's own hard limit is clamped to it, since an
-    unprivileged process cannot raise a hard limit.
-    """
-
-    address_space_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    cpu_seconds: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    file_size_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    open_files: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    #: Enforced by cgroups where the host allows (:mod:`referee.shell.limits`): the bot's
-    #: memory with all it starts, its number of processes, its share of a CPU in percent.
-    memory_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    pids: int | None = attrs.field(default=None, validator=_check_optional_positive)
-    cpu_percent: int | None = attrs.field(default=None, validator=_check_optional_positive)
-
-    def hard(self) -> HardLimits:
-        """The limits that :mod:`referee.shell.limits` enforces."""
-        return HardLimits(self.memory_mb, self.pids, self.cpu_percent)
-
-    def rlimits(self) -> list[tuple[int, int, int]]:
-        """The ``(resource, soft, hard)`` triples to pass to :func:`resource.setrlimit`."""
-        wanted: list[tuple[int, int, int]] = []
-        if self.address_space_mb is not None:
-            size = self.address_space_mb * _MIB
-            wanted.append((resource.RLIMIT_AS, size, size))
-        if self.cpu_seconds is not None:
-            wanted.append((resource.RLIMIT_CPU, self.cpu_seconds, self.cpu_seconds + 1))
-        if self.file_size_mb is not None:
-            size = self.file_size_mb * _MIB
-            wanted.append((resource.RLIMIT_FSIZE, size, size))
-        if self.open_files is not None:
-            wanted.append((resource.RLIMIT_NOFILE, self.open_files, self.open_files))
-        clamped: list[tuple[int, int, int]] = []
-        for which, soft, hard in wanted:
-            ceiling = resource.getrlimit(which)[1]
-            if ceiling != resource.RLIM_INFINITY:
-                soft, hard = min(soft, ceiling), min(hard, ceiling)
-            clamped.append((which, soft, hard))
-        return clamped
-
-
-def _to_argv(value: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(value, str):
-        raise TypeError("argv must be a sequence of strings; use BotCommand.parse for a string")
-    argv = tuple(value)
-    if not argv or not argv[0]:
-        raise ValueError("argv must name an executable")
-    for arg in argv:
-        if not isinstance(arg, str):
-            raise TypeError(f"argv items must be str, got {type(arg).__name__}")
-    return argv
-
-
-def _to_cwd(value: str | os.PathLike[str] | None) -> str | None:
-    return None if value is None else os.fspath(value)
-
-
-def _to_env(value: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    if value is None:
-        return None
-    env = dict(value)
-    for key, val in env.items():
-        if not isinstance(key, str) or not isinstance(val, str):
-            raise TypeError("env keys and values must be str")
-    return MappingProxyType(env)
-
-
-@attrs.frozen
-class BotCommand:
-    """How to start a bot.
-
-    ``env`` holds extra variables merged over the referee's own environment
-    (it does not replace it). ``cwd`` is the bot's working directory; a
-    relative executable path containing a slash is resolved against it.
-    """
-
-    argv: tuple[str, ...] = attrs.field(converter=_to_argv)
-    cwd: str | None = attrs.field(default=None, converter=_to_cwd)
-    env: Mapping[str, str] | None = attrs.field(default=None, converter=_to_env)
-    limits: ResourceLimits = attrs.field(factory=ResourceLimits)
-    #: Run the bot under bubblewrap (:mod:`referee.shell.sandbox`); None: as it is.
-    sandbox: Sandbox | None = None
-
-    @classmethod
-    def parse(
-        cls,
-        command: str,
-        *,
-        cwd: str | os.PathLike[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        limits: ResourceLimits | None = None,
-    ) -> BotCommand:
-        """Build a command from a shell-like string (split with :func:`shlex.split`).
-
-        No shell is involved: pipes, redirections and variable expansion are
-        not supported.
-        """
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise ValueError(f"cannot parse bot command {command!r}: {exc}") from exc
-        if not argv:
-            raise ValueError("empty bot command")
-        return cls(argv, cwd, env, limits if limits is not None else ResourceLimits())
-
-    @property
-    def display(self) -> str:
-        """The command as it would be typed in a shell."""
-        return shlex.join(self.argv)
-
-    def child_env(self) -> dict[str, str] | None:
-        """The bot's full environment, or None to inherit the referee's unchanged."""
-        if self.env is None:
-            return None
-        return {**os.environ, **self.env}
+def rlimits(limits: ResourceLimits) -> list[tuple[int, int, int]]:
+    """The ``(resource, soft, hard)`` triples to pass to :func:`resource.setrlimit`."""
+    wanted: list[tuple[int, int, int]] = []
+    if limits.address_space_mb is not None:
+        size = limits.address_space_mb * _MIB
+        wanted.append((resource.RLIMIT_AS, size, size))
+    if limits.cpu_seconds is not None:
+        wanted.append((resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1))
+    if limits.file_size_mb is not None:
+        size = limits.file_size_mb * _MIB
+        wanted.append((resource.RLIMIT_FSIZE, size, size))
+    if limits.open_files is not None:
+        wanted.append((resource.RLIMIT_NOFILE, limits.open_files, limits.open_files))
+    clamped: list[tuple[int, int, int]] = []
+    for which, soft, hard in wanted:
+        ceiling = resource.getrlimit(which)[1]
+        if ceiling != resource.RLIM_INFINITY:
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
+        clamped.append((which, soft, hard))
+    return clamped
 
 
 def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> str:
@@ -735,7 +610,7 @@ async def open_bot_process(
         cwd = None
     hard = command.limits.hard()
     backend = limit_backend() if hard else None
-    limits = command.limits.rlimits() + (backend.rlimits(hard) if backend else [])
+    limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
     cgroup = None
     if backend is not None:
         try:

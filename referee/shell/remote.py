@@ -40,7 +40,6 @@ import hmac
 import ipaddress
 import logging
 import math
-import re
 import secrets
 import select
 import socket
@@ -56,15 +55,17 @@ from taki_protocol import (
     MAX_CONTAINER_LEN,
     BotHello,
     Error,
+    FrameScanner,
     ProtocolError,
     pack_message,
     unpack_message,
 )
-from taki_protocol._framing import FrameScanner
 
+from referee.core.errors import UserError
 from referee.core.faults import BotCrashed, BotFault
 from referee.core.files import FileWriteError, write_atomically
 from referee.shell.bots import BotConnection
+from referee.shell.network import describe_error, format_address, not_tls
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 
 __all__ = [
@@ -79,11 +80,7 @@ __all__ = [
     "RemoteSeats",
     "RemoteSetupError",
     "StreamTransport",
-    "describe_error",
-    "format_address",
-    "not_tls",
     "open_remote_seats",
-    "parse_address",
     "server_tls_context",
     "write_tokens",
 ]
@@ -132,42 +129,14 @@ _REFUSAL_LOG_LINES: Final = 10
 together, each address at most once; the others are counted in the next line."""
 _TLS_HANDSHAKE: Final = b"\x16\x03"
 """How a TLS connection begins: a handshake record, protocol version 3.x."""
-_NOT_TLS_REASONS: Final = frozenset(
-    {"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE"}
-)
 
 
-class RemoteSetupError(Exception):
+
+class RemoteSetupError(UserError):
     """The remote seats cannot be opened as asked (address, TLS files, tokens file)."""
 
 
 # --------------------------------------------------------------------------- addresses
-
-_ADDRESS = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^\[\]:]*)):(?P<port>\d{1,5})$")
-
-
-def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
-    """``HOST:PORT``, ``[IPv6]:PORT``, ``:PORT`` or ``PORT`` (on ``default_host``)."""
-    text = text.strip()
-    if text.isdigit():
-        host, port = default_host, int(text)
-    else:
-        match = _ADDRESS.match(text)
-        if match is None:
-            raise RemoteSetupError(
-                f"bad address {text!r}: expected HOST:PORT, [IPv6]:PORT or PORT"
-            )
-        host = match.group("v6") or match.group("host") or default_host
-        port = int(match.group("port"))
-    if not 0 <= port <= 65535:
-        raise RemoteSetupError(f"bad address {text!r}: port {port} is not between 0 and 65535")
-    return host, port
-
-
-def format_address(host: str, port: int) -> str:
-    """``host:port``, with brackets around an IPv6 host."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
 
 # --------------------------------------------------------------------------- tokens
 
@@ -424,30 +393,6 @@ class _Refused(Exception):
         self.kind = kind
         self.detail = detail
         self.tell = tell
-
-
-def describe_error(exc: BaseException) -> str:
-    """What a stream failure was, for humans: its innermost cause (following
-    ``__cause__`` and the first exception of groups) as ``Type: message``, or the type
-    alone when it has no message."""
-    seen: set[int] = set()
-    while id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-            exc = exc.exceptions[0]
-        elif exc.__cause__ is not None:
-            exc = exc.__cause__
-        else:
-            break
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def not_tls(exc: BaseException) -> bool:
-    """Whether a failed TLS handshake failed because the peer does not speak TLS."""
-    while exc.__cause__ is not None and not isinstance(exc, ssl.SSLError):
-        exc = exc.__cause__
-    return isinstance(exc, ssl.SSLError) and exc.reason in _NOT_TLS_REASONS
 
 
 def _describe_handshake_error(exc: BaseException) -> str:

@@ -22,10 +22,12 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import attrs
 import taki_protocol
 
-__all__ = ["SANDBOX_PACKAGE", "Sandbox", "SandboxError", "bwrap_path", "sandboxed_argv"]
+from referee.core.errors import UserError
+from referee.core.specs import Sandbox
+
+__all__ = ["SANDBOX_PACKAGE", "SandboxError", "bwrap_path", "sandboxed_argv"]
 
 #: The Debian package that provides ``bwrap``.
 SANDBOX_PACKAGE = "bubblewrap"
@@ -41,18 +43,8 @@ ETC_ENTRIES = (
 )
 
 
-class SandboxError(Exception):
+class SandboxError(UserError):
     """The sandbox cannot be used (``bwrap`` is missing): a setup error, exit 2."""
-
-
-@attrs.frozen
-class Sandbox:
-    """That a bot runs sandboxed, and what it may see besides the defaults."""
-
-    #: More paths the bot may read (``sandbox_bind``, ``--sandbox-bind``).
-    binds: tuple[str, ...] = ()
-    #: Size of the bot's private /tmp.
-    tmp_mb: int = attrs.field(default=64, validator=attrs.validators.ge(1))
 
 
 def bwrap_path() -> str:

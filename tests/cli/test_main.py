@@ -434,7 +434,7 @@ def duel_db(path: Path, wins: int, deals: int = 12) -> Path:
 
 
 def test_ratings_prior(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from referee.league.runner import rated_games
+    from referee.league.store import rated_games
     from referee.ratings.elo import fit_elo
 
     def gap(*args: str) -> float:
@@ -504,9 +504,9 @@ def test_replay_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     data["result"]["places"] = data["result"]["places"][::-1]
     bad_result = tmp_path / "bad_result.json"
     bad_result.write_text(json.dumps(data))
-    # Tampered: an action the rules do not allow at that point.
+    # Tampered: the first action given to the seat that was not to act.
     data = json.loads(paths[1].read_text())
-    data["log"][0], data["log"][1] = data["log"][1], data["log"][0]
+    data["log"][0]["seat"] = 1 - data["log"][0]["seat"]
     bad_log = tmp_path / "bad_log.json"
     bad_log.write_text(json.dumps(data))
     truncated = tmp_path / "truncated.json"

@@ -20,10 +20,9 @@ from referee.config.settings import (
     make_command,
     parse_bot_arg,
 )
+from referee.core.specs import HardLimits, Sandbox
 from referee.league.store import ResultStore, StoreError
 from referee.rules import RULES_REVISION
-from referee.shell.limits import HardLimits
-from referee.shell.sandbox import Sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 

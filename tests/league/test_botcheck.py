@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from processes import live_children
 
-from referee.config.settings import BotSpec, make_command, parse_bot_arg
+from referee.config.settings import make_command, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.core.faults import BotStartError
+from referee.core.specs import BotSpec
 from referee.league.botcheck import (
     BotCheckError,
     BotCheckFailure,
@@ -182,7 +183,7 @@ assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] == 200
 sys.argv = [{str(REPO / "sample_bots" / "random_bot.py")!r}, "1"]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """)
-    from referee.shell.process import ResourceLimits
+    from referee.core.specs import ResourceLimits
 
     good = BotSpec("env", make_command("python env_bot.py", cwd=str(tmp_path),
                                        env={"BOT_LEVEL": "3"},

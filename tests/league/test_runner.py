@@ -31,12 +31,11 @@ from referee.league.runner import (
     deals_per_unit,
     league_size,
     pending_units,
-    rated_games,
     run_league,
     with_seed,
 )
-from referee.league.store import ResultStore, StoreError
-from referee.ratings.elo import rate
+from referee.league.store import ResultStore, StoreError, rated_games
+from referee.ratings.leaderboard import rate
 
 REPO = Path(__file__).resolve().parents[2]
 GREEDY = f"python {REPO / 'sample_bots' / 'greedy_bot.py'}"

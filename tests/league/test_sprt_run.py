@@ -16,7 +16,7 @@ from referee.cli.main import main
 from referee.config.settings import parse_bot_arg
 from referee.league.sprt_run import EXIT_CAP, EXIT_H0, EXIT_H1, run_sprt
 from referee.match.game import MatchSettings
-from referee.ratings.elo import Sprt
+from referee.ratings.sprt import Sprt
 
 REPO = Path(__file__).resolve().parents[2]
 GREEDY = f"python {REPO / 'sample_bots' / 'greedy_bot.py'}"

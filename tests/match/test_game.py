@@ -24,11 +24,11 @@ import trio
 from processes import gone, live_children
 
 from referee.cli.match import match_games
-from referee.config.settings import BotSpec
 from referee.core.clock import TimeControl
 from referee.core.replay import Replay, verify
+from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings, play_block
-from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotCommand
+from referee.shell.process import DEFAULT_STDERR_CAP_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"

@@ -15,10 +15,9 @@ import pytest
 import trio
 from taki_protocol import Decide, GameStart, Rules, TimeControl
 
-from referee.config.settings import BotSpec
 from referee.core.faults import BotCrashed, BotProtocolError, BotTimeout
+from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import GOODBYE_S, BotConnection, open_bot
-from referee.shell.process import BotCommand
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"

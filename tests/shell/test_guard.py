@@ -15,8 +15,9 @@ import pytest
 import trio
 from processes import gone
 
+from referee.core.specs import BotCommand
 from referee.shell.guard import GroupGuard
-from referee.shell.process import BotCommand, open_bot_process
+from referee.shell.process import open_bot_process
 
 # A bot that ignores the end of its input and keeps two children of its own, one of
 # which moves to a process group of its own (in the bot's session): only a kill stops
@@ -44,7 +45,8 @@ time.sleep(600)
 # its guard, then waits to be killed.
 REFEREE = f"""
 import sys, trio
-from referee.shell.process import BotCommand, open_bot_process
+from referee.core.specs import BotCommand
+from referee.shell.process import open_bot_process
 
 async def main():
     async with open_bot_process(BotCommand((sys.executable, "-c", {STUBBORN_BOT!r}))) as bot:
@@ -103,6 +105,7 @@ def test_a_killed_referee_takes_its_bots_with_it() -> None:
 HASTY_REFEREE = """
 import os, signal, sys, trio
 import referee.shell.process as rp
+from referee.core.specs import BotCommand
 
 when, spawned, started = sys.argv[1:]
 make_preexec = rp._make_preexec
@@ -140,7 +143,7 @@ BOT = (
 
 
 async def main():
-    async with rp.open_bot_process(rp.BotCommand((sys.executable, "-c", BOT, started))):
+    async with rp.open_bot_process(BotCommand((sys.executable, "-c", BOT, started))):
         await trio.sleep(600)
 
 trio.run(main)

@@ -27,13 +27,8 @@ from referee.core.faults import (
     BotStartError,
     BotTimeout,
 )
-from referee.shell.process import (
-    BotCommand,
-    BotProcess,
-    ResourceLimits,
-    describe_exit_status,
-    open_bot_process,
-)
+from referee.core.specs import BotCommand, ResourceLimits
+from referee.shell.process import BotProcess, describe_exit_status, open_bot_process, rlimits
 
 ECHO = """
 import sys
@@ -520,7 +515,7 @@ else:
         [64, 64],
     ]
     assert lines[4] == ["MemoryError"]
-    assert limits.rlimits()[0] == (resource.RLIMIT_AS, 512 * mib, 512 * mib)
+    assert rlimits(limits)[0] == (resource.RLIMIT_AS, 512 * mib, 512 * mib)
 
 
 @pytest.fixture

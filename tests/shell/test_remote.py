@@ -35,24 +35,19 @@ from taki_protocol import BotHello, Error, pack_message, unpack_message
 
 from referee.cli.main import main
 from referee.cli.match import match_games
-from referee.config.settings import (
-    BotSpec,
-    SettingsError,
-    load_league,
-    make_command,
-    parse_bot_arg,
-)
+from referee.config.settings import SettingsError, load_league, make_command, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.replay import Replay, verify
+from referee.core.specs import BotCommand, BotSpec
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
 from referee.league.store import ResultStore
 from referee.match.game import GameOutcome, MatchSettings, play_block
-from referee.ratings.elo import Sprt
+from referee.ratings.sprt import Sprt
 from referee.shell.bots import GOODBYE_S, BotConnection
 from referee.shell.connect import ConnectError, client_tls_context, connect_bot
-from referee.shell.process import BotCommand
+from referee.shell.network import parse_address
 from referee.shell.remote import (
     MAX_PENDING_PER_ADDRESS,
     PREAUTH_TIMEOUT_S,
@@ -61,7 +56,6 @@ from referee.shell.remote import (
     RemoteSetupError,
     StreamTransport,
     open_remote_seats,
-    parse_address,
     server_tls_context,
     write_tokens,
 )
@@ -1035,17 +1029,6 @@ def test_a_few_addresses_cannot_lock_a_bot_out(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------- parts
-
-
-def test_parse_address() -> None:
-    assert parse_address("8000") == ("127.0.0.1", 8000)
-    assert parse_address(":8000") == ("127.0.0.1", 8000)
-    assert parse_address("0.0.0.0:1") == ("0.0.0.0", 1)
-    assert parse_address("example.org:443") == ("example.org", 443)
-    assert parse_address("[::1]:9") == ("::1", 9)
-    for bad in ("", "host", "host:", "::1:80", "[::1]", "h:99999"):
-        with pytest.raises(RemoteSetupError):
-            parse_address(bad)
 
 
 def test_rate_limiter() -> None:

@@ -24,8 +24,9 @@ import pytest
 from jsonout import strict_json
 
 from referee.cli.main import main
+from referee.core.specs import HardLimits
 from referee.shell import limits as limits_module
-from referee.shell.limits import HardLimits, LimitBackend
+from referee.shell.limits import LimitBackend
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = REPO / "tests" / "hostile_bots" / "sandbox_probe.py"

@@ -1,0 +1,183 @@
+"""A league's leaderboard: Elo with bootstrap intervals over duplicate blocks, the crosstable
+and the likelihood of superiority, from the games' rankings. Pure."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+import attrs
+
+from referee.ratings.elo import (
+    GameResult,
+    _anchored,
+    _check_fit_args,
+    _fit_theta,
+    _tally,
+    likelihood_of_superiority,
+)
+
+__all__ = ["BotRating", "PairRecord", "RatingReport", "rate"]
+
+
+@attrs.frozen
+class PairRecord:
+    """Pairwise results of one bot against one opponent (from the bot's side)."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score(self) -> float:
+        """Fraction of the points won; 0.5 when the pair never met."""
+        return self.points / self.games if self.games else 0.5
+
+
+@attrs.frozen
+class BotRating:
+    """One bot's line of a :class:`RatingReport`.
+
+    ``games`` counts games played; ``score`` is the fraction of pairwise points
+    won over all opponents; ``ci95`` is the bootstrap percentile interval, or
+    ``None`` when no bootstrap was run.
+    """
+
+    name: str
+    elo: float
+    ci95: tuple[float, float] | None
+    games: int
+    score: float
+
+
+@attrs.frozen
+class RatingReport:
+    """Result of :func:`rate`.
+
+    ``bots`` is sorted best first.  ``los[a][b]`` is the likelihood that ``a`` is
+    stronger than ``b`` (every ordered pair of distinct bots).  ``crosstable[a][b]``
+    holds the pairwise record of ``a`` against ``b`` for the pairs that met.
+    ``resamples`` is the number of bootstrap resamples behind the intervals.
+    """
+
+    bots: tuple[BotRating, ...]
+    los: Mapping[str, Mapping[str, float]] = attrs.field(hash=False)
+    crosstable: Mapping[str, Mapping[str, PairRecord]] = attrs.field(hash=False)
+    resamples: int
+    anchor: str | None
+    anchor_elo: float
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bots)
+
+    def bot(self, name: str) -> BotRating:
+        for b in self.bots:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+
+def _percentile(sorted_values: Sequence[float], q: float) -> float:
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
+
+
+def rate(
+    games: Sequence[GameResult],
+    *,
+    anchor: str | None = None,
+    anchor_elo: float = 1500.0,
+    resamples: int = 200,
+    seed: int = 0,
+    prior: float = 1.0,
+) -> RatingReport:
+    """Rate a league: Elo fit, bootstrap 95% intervals, LOS matrix and crosstable.
+
+    The intervals come from ``resamples`` bootstrap resamples of the duplicate
+    blocks drawn from ``random.Random(seed)``; each resample is refitted and
+    anchored like the point estimate, and the 2.5% / 97.5% percentiles are
+    reported (the anchor bot's interval is degenerate).  ``resamples=0`` skips
+    the bootstrap.  With ``prior=0`` resamples without a finite fit are dropped.
+    """
+    if resamples < 0:
+        raise ValueError("resamples must be >= 0")
+    tally = _tally(games)
+    names = tally.names
+    n = len(names)
+    anchor_index = _check_fit_args(names, anchor, prior)
+    theta_hat = _fit_theta(n, tally.pairs, tally.points, tally.counts, prior) if n else []
+    if theta_hat is None:
+        raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
+    elos = _anchored(theta_hat, anchor_index, anchor_elo) if n else []
+
+    samples: list[list[float]] = [[] for _ in range(n)]
+    used = 0
+    if n and resamples:
+        rng = random.Random(seed)
+        n_blocks = len(tally.blocks)
+        block_ids = range(n_blocks)
+        n_pairs = len(tally.pairs)
+        for _ in range(resamples):
+            weight = [0] * n_blocks
+            for b in rng.choices(block_ids, k=n_blocks):
+                weight[b] += 1
+            points = [0.0] * n_pairs
+            counts = [0.0] * n_pairs
+            for b, k in enumerate(weight):
+                if k:
+                    for p, pts, cnt in tally.blocks[b]:
+                        points[p] += k * pts
+                        counts[p] += k * cnt
+            theta = _fit_theta(n, tally.pairs, points, counts, prior, start=theta_hat)
+            if theta is None:
+                continue
+            used += 1
+            for i, e in enumerate(_anchored(theta, anchor_index, anchor_elo)):
+                samples[i].append(e)
+
+    bots = []
+    for i, name in enumerate(names):
+        ci: tuple[float, float] | None = None
+        if used:
+            ordered = sorted(samples[i])
+            ci = (_percentile(ordered, 0.025), _percentile(ordered, 0.975))
+        pts = sum(tally.wins[i]) + 0.5 * sum(tally.draws[i])
+        total = pts + sum(tally.wins[j][i] + 0.5 * tally.draws[j][i] for j in range(n))
+        bots.append(BotRating(name, elos[i], ci, tally.games[i], pts / total if total else 0.5))
+    bots.sort(key=lambda b: (-b.elo, b.name))
+
+    los: dict[str, Mapping[str, float]] = {}
+    table: dict[str, Mapping[str, PairRecord]] = {}
+    for i, a in enumerate(names):
+        row_los: dict[str, float] = {}
+        row_table: dict[str, PairRecord] = {}
+        for j, opponent in enumerate(names):
+            if i == j:
+                continue
+            w, d, lost = tally.wins[i][j], tally.draws[i][j], tally.wins[j][i]
+            row_los[opponent] = likelihood_of_superiority(w, lost)
+            if w + d + lost:
+                row_table[opponent] = PairRecord(w, d, lost)
+        los[a] = MappingProxyType(row_los)
+        table[a] = MappingProxyType(row_table)
+    return RatingReport(
+        bots=tuple(bots),
+        los=MappingProxyType(los),
+        crosstable=MappingProxyType(table),
+        resamples=used,
+        anchor=anchor,
+        anchor_elo=anchor_elo,
+    )
