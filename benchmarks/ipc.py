@@ -40,7 +40,8 @@ from taki_protocol import Decide
 from referee.cli.match import match_games
 from referee.core.clock import TimeControl
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.rules import Rules, new_game, view
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,8 @@ from referee.cli.match import match_games
 from referee.config.settings import make_command
 from referee.core.clock import TimeControl
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.shell.bots import open_bot
 from referee.shell.limits import limit_backend
 

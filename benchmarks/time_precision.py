@@ -38,7 +38,8 @@ from referee.core.clock import DEFAULT_GRACE_MS, TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.shell.bots import BotConnection
 
 # A bot that answers ``OFFSET_MS`` after the request's deadline (negative: before it),

@@ -24,7 +24,8 @@ from referee.core.errors import UsageError
 from referee.core.schedule import ScheduledGame, derive_seed, fresh_seed, rotate
 from referee.core.specs import BotSpec
 from referee.league.botcheck import require_bots
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.rules import Rules
 from referee.rules.config import DealError
 

@@ -16,14 +16,9 @@ from pathlib import Path
 from referee.config.settings import _default_name, make_command
 from referee.core.errors import UsageError
 from referee.core.specs import BotSpec
-from referee.shell.network import format_address, parse_address
-from referee.shell.remote import (
-    DEFAULT_JOIN_TIMEOUT_S,
-    RemoteSeats,
-    RemoteSetupError,
-    open_remote_seats,
-    server_tls_context,
-)
+from referee.shell.network import RemoteSetupError, format_address, parse_address
+from referee.shell.remote import DEFAULT_JOIN_TIMEOUT_S, RemoteSeats
+from referee.shell.seat_setup import open_remote_seats, server_tls_context
 
 #: Where ``connect`` finds the token when ``--token`` is not given.
 TOKEN_VARIABLE = "TAKI_REFEREE_TOKEN"

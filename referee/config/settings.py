@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from referee.config.toml_lines import KeyLocator
 from referee.core.clock import TimeControl
 from referee.core.errors import UserError
 from referee.core.specs import REMOTE, BotCommand, BotSpec, ResourceLimits, Sandbox
@@ -232,47 +233,6 @@ def executor_error(value: object) -> str | None:
     return None
 
 
-class _Locator:
-    """Finds the line of a key in a TOML file, for error messages."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.splitlines()
-
-    def line_of(self, section: str, key: str | None = None, index: int = 0) -> int | None:
-        """The line of ``key`` in the ``index``-th ``[section]`` (or ``[[section]]``) table;
-        the table's header line when the key is not written there (a missing key); the
-        line of ``section = ...`` when the section is a top-level key."""
-        current = ""
-        seen = -1
-        header_line = None
-        for number, raw in enumerate(self.lines, 1):
-            line = raw.strip()
-            header = re.match(r"^\[\[?\s*([A-Za-z0-9_.\"-]+)\s*\]\]?", line)
-            if header:
-                current = header.group(1)
-                if current == section:
-                    seen += 1
-                    if seen == index:
-                        header_line = number
-                        if key is None:
-                            return number
-                elif (
-                    key is not None and seen == index and current == f"{section}.{key}"
-                ):  # a sub-table such as [bots.limits]
-                    return number
-                continue
-            if current == "" and _assigns(line, section):
-                return number
-            if current == section and seen == index and key is not None and _assigns(line, key):
-                return number
-        return header_line
-
-
-def _assigns(line: str, key: str) -> bool:
-    """Whether a TOML line assigns ``key`` (plain, quoted or dotted)."""
-    return re.match(rf"^([\"']?){re.escape(key)}\1\s*(=|\.)", line) is not None
-
-
 def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> SettingsError:
     """A TOML syntax error with its line number and the text of that line."""
     message = str(exc)
@@ -301,10 +261,10 @@ def load_league(path: str | Path) -> LeagueConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(path, text, exc) from None
-    return _parse_league(path, data, _Locator(text))
+    return _parse_league(path, data, KeyLocator(text))
 
 
-def _parse_league(path: Path, data: dict[str, Any], where: _Locator) -> LeagueConfig:
+def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> LeagueConfig:
     def fail(section: str, key: str | None, message: str, index: int = 0) -> SettingsError:
         line = where.line_of(section, key, index)
         at = f"{path}:{line}" if line else str(path)

@@ -27,7 +27,7 @@ from referee.core.clock import TimeControl
 from referee.core.faults import BotFault, BotProtocolError, BotStartError, BotTimeout
 from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import BotConnection
-from referee.shell.process import open_bot_process
+from referee.shell.spawn import open_bot_process
 
 __all__ = ["BotCheckError", "BotCheckFailure", "check_bot", "check_bots", "require_bots"]
 

@@ -29,7 +29,8 @@ from referee.core.schedule import (
 )
 from referee.core.specs import BotSpec
 from referee.league.store import GameRecord, ResultStore, SeatRecord
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats

@@ -17,7 +17,8 @@ import trio
 
 from referee.core.schedule import ScheduledGame, block_games, derive_seed
 from referee.core.specs import BotSpec
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.ratings.sprt import Sprt, SprtState
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Container, Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,14 +34,13 @@ from referee.core.clock import SeatClock, TimeControl
 from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotSpec
 from referee.rules import Action, GameResult, GameState, Rules, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT
-from referee.shell.bots import BotConnection, open_bot
+from referee.shell.bots import BotConnection
 
 if TYPE_CHECKING:
-    from referee.shell.remote import RemoteSeats
+    pass
 
 FAULT_POLICIES = ("forfeit", "strikes")
 
@@ -118,154 +117,6 @@ def replay_path(replay_dir: Path, game_id: str) -> Path:
     if name != game_id:
         name += "-" + hashlib.sha256(game_id.encode()).hexdigest()[:8]
     return replay_dir / f"{name}.json"
-
-
-def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
-    """The fault that forfeits a bot that stopped in an earlier game and is not brought
-    back (restarts are off): ``said`` so, then why it stopped, its fault or else how it
-    ended. The detail keeps what that fault's detail keeps (a local bot's last stderr
-    lines); the bots are told only its public part."""
-    why = conn.fault if conn.fault is not None else conn.crashed()
-    return BotCrashed(
-        f"{said} ({why.reason}: {why.detail})",
-        public=f"{said} ({why.reason}: {why.public_detail})",
-    )
-
-
-@attrs.define
-class ProcessHistory:
-    """What the process slots of one bot in a block share: how many processes of the bot
-    were started (the first one's log is ``NAME-BOT.log``, later ones ``.1``, ``.2``, ...)
-    and their connections, since with restarts off a bot that stopped in one of its
-    processes is not started again in another."""
-
-    starts: int = 0
-    conns: list[BotConnection] = attrs.field(factory=list)
-
-    def stopped(self) -> BotConnection | None:
-        """The first of the bot's processes that stopped, if one did."""
-        return next((c for c in self.conns if not c.alive), None)
-
-
-class BotSlot:
-    """One bot process of a match: started on demand and restarted after a crash when
-    the settings allow it.
-
-    Each process lives in a host task of its own in the match's nursery, so starting,
-    restarting and stopping bots in any order never crosses Trio's nesting rules."""
-
-    def __init__(
-        self,
-        spec: BotSpec,
-        settings: MatchSettings,
-        log_name: str,
-        nursery: trio.Nursery,
-        history: ProcessHistory | None = None,
-    ) -> None:
-        self.spec = spec
-        self.settings = settings
-        self.log_name = log_name
-        self.nursery = nursery
-        self.conn: BotConnection | None = None
-        self.history = ProcessHistory() if history is None else history
-        self._stop: trio.Event | None = None
-
-    async def ready(self) -> BotConnection | BotFault:
-        """The bot's connection for the next game, (re)starting the bot if needed.
-
-        A bot that failed its handshake comes back with its ``fault`` set, so that the
-        game forfeits it with that fault's reason. A bot that stopped in an earlier game
-        while restarts are off cannot play: the fault to forfeit it with comes back."""
-        conn = self.conn
-        if conn is not None and conn.alive:
-            return conn
-        history = self.history
-        stopped = history.stopped()
-        if stopped is not None and not self.settings.restart:
-            return _stopped_earlier(
-                stopped, "the bot is not restarted after it stopped in an earlier game"
-            )
-        self.stop()
-        log_dir = self.settings.log_dir
-        stderr_path = None
-        if log_dir is not None:
-            suffix = f".{history.starts}" if history.starts else ""
-            name = f"{self.log_name}-{safe_filename(self.spec.name)}{suffix}.log"
-            stderr_path = log_dir / name
-        history.starts += 1
-        self._stop = trio.Event()
-        self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
-        history.conns.append(self.conn)
-        return self.conn
-
-    async def _host(
-        self,
-        stderr_path: Path | None,
-        stop: trio.Event,
-        task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        control = self.settings.time
-        async with open_bot(
-            self.spec,
-            startup_ms=control.startup_ms,
-            grace_ms=control.grace_ms,
-            stderr_path=stderr_path,
-        ) as conn:
-            task_status.started(conn)
-            await stop.wait()
-
-    def stop(self) -> None:
-        """Let the bot's host task say goodbye and stop the process."""
-        if self._stop is not None:
-            self._stop.set()
-            self._stop = None
-
-
-class RemoteBotSlot:
-    """A remote bot of a match: the connection its owner opened (docs/remote.md),
-    taken from the remote seats when a game needs it and given back when the block is
-    over, so that a remote bot keeps one connection across blocks.
-
-    A bot that is not connected is waited for once per absence, up to its seat's join
-    deadline (:meth:`referee.shell.remote.RemoteSeats.take`): the first game that needs it
-    waits, later games forfeit it at once until it joins. With restarts off, a bot
-    whose connection ended in an earlier game of the block is not waited for again."""
-
-    def __init__(self, spec: BotSpec, settings: MatchSettings, seats: RemoteSeats) -> None:
-        self.spec = spec
-        self.settings = settings
-        self.seats = seats
-        self.conn: BotConnection | None = None
-        #: Connections taken from the seats by this slot.
-        self.joins = 0
-
-    async def ready(self, join_by: float) -> BotConnection | BotFault:
-        """The bot's connection for the next game, waiting for it when it is not
-        connected, until ``join_by`` (Trio's clock) or its seat's earlier join deadline;
-        the fault that forfeits it if it cannot play."""
-        conn = self.conn
-        if conn is not None and await conn.check_idle():
-            return conn
-        if conn is not None:
-            await conn.process.kill()  # whatever is left of the connection
-            if not self.settings.restart:
-                return _stopped_earlier(
-                    conn,
-                    "the bot is not waited for after its connection ended in an earlier game",
-                )
-            self.conn = None
-        conn = await self.seats.take(self.spec.name, join_by)
-        if conn is None:
-            return BotTimeout(f"did not join within {self.seats.join_timeout_s:g} s")
-        self.conn = conn
-        self.joins += 1
-        return conn
-
-    def stop(self) -> None:
-        """Give the connection back to the seats, for the bot's next block."""
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            self.seats.give_back(self.spec.name, conn)
 
 
 def _default_action(legal: Sequence[Action]) -> Action:
@@ -503,126 +354,3 @@ def outcome_of(
     return GameOutcome(game, seats, result.actions, result.reason, replay)
 
 
-async def play_block(
-    games: Iterable[ScheduledGame],
-    bots: Sequence[BotSpec],
-    settings: MatchSettings,
-    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None = None,
-    match_name: str = "match",
-    *,
-    remote: RemoteSeats | None = None,
-    replayed: Container[str] = (),
-) -> list[GameOutcome]:
-    """Play ``games`` (all between the given bots) with one process per bot and seat
-    rotation, started when first needed and restarted after a crash when the settings
-    allow it. A deal is played once per rotation, so no bot process ever plays two games
-    of one deal: in the second it would know the other hands and the draw order from the
-    first. Callers that play a rotation at a time (league units, ``match``) therefore
-    have one process per bot alive. ``games`` may be a generator: it is consumed one game
-    at a time, so several blocks can share one.
-
-    ``replayed`` holds the ids of games that are played only so that the bots' processes
-    live through the same games as in an earlier run (a league resumed mid-unit): their
-    outcomes are neither returned nor passed to ``on_game``, and no replay is written.
-
-    Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
-    remote bot must not be in two blocks at once.
-
-    Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
-    group of the nursery that hosts the bots."""
-    outcomes: list[GameOutcome] = []
-    try:
-        await _play_games(
-            games, bots, settings, on_game, match_name, outcomes, remote, replayed
-        )
-    except BaseExceptionGroup as group:
-        raised = _unwrap(group)
-    else:
-        return outcomes
-    raise raised
-
-
-def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The one exception a group stands for: its KeyboardInterrupt if it holds one, its
-    only exception if it holds one; otherwise the group itself."""
-    leaves: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                walk(inner)
-        else:
-            leaves.append(exc)
-
-    walk(group)
-    for leaf in leaves:
-        if isinstance(leaf, KeyboardInterrupt):
-            return leaf
-    return leaves[0] if len(leaves) == 1 else group
-
-
-async def _play_games(
-    games: Iterable[ScheduledGame],
-    bots: Sequence[BotSpec],
-    settings: MatchSettings,
-    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None,
-    match_name: str,
-    outcomes: list[GameOutcome],
-    remote: RemoteSeats | None,
-    replayed: Container[str],
-) -> None:
-    async with trio.open_nursery() as nursery:
-        local = {b.name: b for b in bots if not b.remote}
-        remote_slots: dict[str, RemoteBotSlot] = {}
-        for b in bots:
-            if not b.remote:
-                continue
-            if remote is None or b.name not in remote.tokens:
-                raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
-            # A remote bot has one connection: what its owner runs behind it is theirs.
-            remote_slots[b.name] = RemoteBotSlot(b, settings, remote)
-        slots: dict[tuple[str, int], BotSlot] = {}
-        histories = {name: ProcessHistory() for name in local}
-        log_name = safe_filename(match_name)
-
-        def slot_for(name: str, rotation: int) -> BotSlot | RemoteBotSlot:
-            if name in remote_slots:
-                return remote_slots[name]
-            slot = slots.get((name, rotation))
-            if slot is None:
-                slot = BotSlot(local[name], settings, log_name, nursery, histories[name])
-                slots[name, rotation] = slot
-            return slot
-
-        try:
-            for game in games:
-                # The remote seats of a game that start waiting for their bots wait
-                # until the same deadline, kept for the rest of each one's absence.
-                join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
-                conns: list[BotConnection | BotFault] = []
-                for name in game.seats:
-                    slot = slot_for(name, game.rotation)
-                    if isinstance(slot, RemoteBotSlot):
-                        conns.append(await slot.ready(join_by))
-                    else:
-                        conns.append(await slot.ready())
-                referee = GameReferee(game, conns, settings)
-                result = await referee.run()
-                if game.game_id in replayed:
-                    continue
-                path = None
-                if settings.replay_dir is not None:
-                    path = replay_path(settings.replay_dir, game.game_id)
-                    # Off the loop: other games' clocks run meanwhile.
-                    await trio.to_thread.run_sync(referee.replay.save, path)
-                outcome = outcome_of(game, result, path)
-                outcomes.append(outcome)
-                if on_game is not None:
-                    maybe = on_game(outcome)
-                    if maybe is not None:
-                        await maybe
-        finally:
-            for slot in slots.values():
-                slot.stop()
-            for remote_slot in remote_slots.values():
-                remote_slot.stop()

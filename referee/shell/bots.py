@@ -40,7 +40,8 @@ from taki_protocol import (
 from referee import __version__
 from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
 from referee.core.specs import BotSpec
-from referee.shell.process import RECEIVE_CHUNK_BYTES, open_bot_process
+from referee.shell.process import RECEIVE_CHUNK_BYTES
+from referee.shell.spawn import open_bot_process
 
 REFEREE_ID = f"taki-referee {__version__}"
 #: How long a goodbye (an error or shutdown message) may take to write. A forfeited bot

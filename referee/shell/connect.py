@@ -43,7 +43,8 @@ from referee.core.errors import UserError
 from referee.core.faults import BotCrashed
 from referee.core.specs import BotCommand
 from referee.shell.network import describe_error, format_address, not_tls
-from referee.shell.process import RECEIVE_CHUNK_BYTES, BotProcess, open_bot_process
+from referee.shell.process import RECEIVE_CHUNK_BYTES, BotProcess
+from referee.shell.spawn import open_bot_process
 
 __all__ = ["ConnectError", "client_tls_context", "connect_bot"]
 

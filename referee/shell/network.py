@@ -10,7 +10,7 @@ from typing import Final
 
 from referee.core.errors import UserError
 
-__all__ = ["AddressError", "describe_error", "format_address", "not_tls", "parse_address"]
+__all__ = ["RemoteSetupError", "describe_error", "format_address", "not_tls", "parse_address"]
 
 _NOT_TLS_REASONS: Final = frozenset(
     {"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE"}
@@ -18,8 +18,8 @@ _NOT_TLS_REASONS: Final = frozenset(
 """What OpenSSL says when the other end answers a TLS handshake with something else."""
 
 
-class AddressError(UserError):
-    """An address that cannot be used: one line, exit status 2."""
+class RemoteSetupError(UserError):
+    """The remote seats cannot be opened as asked (address, TLS files, tokens file)."""
 
 
 _ADDRESS = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.%\w]+)\]|(?P<host>[^\[\]:]*)):(?P<port>\d{1,5})$")
@@ -33,13 +33,13 @@ def parse_address(text: str, default_host: str = "127.0.0.1") -> tuple[str, int]
     else:
         match = _ADDRESS.match(text)
         if match is None:
-            raise AddressError(
+            raise RemoteSetupError(
                 f"bad address {text!r}: expected HOST:PORT, [IPv6]:PORT or PORT"
             )
         host = match.group("v6") or match.group("host") or default_host
         port = int(match.group("port"))
     if not 0 <= port <= 65535:
-        raise AddressError(f"bad address {text!r}: port {port} is not between 0 and 65535")
+        raise RemoteSetupError(f"bad address {text!r}: port {port} is not between 0 and 65535")
     return host, port
 
 

@@ -34,17 +34,14 @@ from referee.core.replay import Replay, verify
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import (
     INSTALL_HINT,
-    BlockResult,
-    BlockTask,
     ClusterError,
     DaskExecutor,
-    WorkerBot,
     _Attempt,
     _Coordinator,
     deliver,
-    play_block_task,
     scheduler_address,
 )
+from referee.league.dask_worker import BlockResult, BlockTask, WorkerBot, play_block_task
 from referee.league.runner import (
     LeagueJob,
     league_size,

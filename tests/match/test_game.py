@@ -27,7 +27,8 @@ from referee.cli.match import match_games
 from referee.core.clock import TimeControl
 from referee.core.replay import Replay, verify
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]

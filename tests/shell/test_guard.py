@@ -17,7 +17,7 @@ from processes import gone
 
 from referee.core.specs import BotCommand
 from referee.shell.guard import GroupGuard
-from referee.shell.process import open_bot_process
+from referee.shell.spawn import open_bot_process
 
 # A bot that ignores the end of its input and keeps two children of its own, one of
 # which moves to a process group of its own (in the bot's session): only a kill stops
@@ -46,7 +46,7 @@ time.sleep(600)
 REFEREE = f"""
 import sys, trio
 from referee.core.specs import BotCommand
-from referee.shell.process import open_bot_process
+from referee.shell.spawn import open_bot_process
 
 async def main():
     async with open_bot_process(BotCommand((sys.executable, "-c", {STUBBORN_BOT!r}))) as bot:
@@ -104,7 +104,7 @@ def test_a_killed_referee_takes_its_bots_with_it() -> None:
 # succeeded. Either way it records the pid of the bot's process first.
 HASTY_REFEREE = """
 import os, signal, sys, trio
-import referee.shell.process as rp
+import referee.shell.spawn as rp
 from referee.core.specs import BotCommand
 
 when, spawned, started = sys.argv[1:]

@@ -8,7 +8,7 @@ import pytest
 
 from referee.core.errors import UserError
 from referee.shell.network import (
-    AddressError,
+    RemoteSetupError,
     describe_error,
     format_address,
     not_tls,
@@ -23,9 +23,9 @@ def test_parse_address() -> None:
     assert parse_address("example.org:443") == ("example.org", 443)
     assert parse_address("[::1]:9") == ("::1", 9)
     for bad in ("", "host", "host:", "::1:80", "[::1]", "h:99999"):
-        with pytest.raises(AddressError):
+        with pytest.raises(RemoteSetupError):
             parse_address(bad)
-    assert issubclass(AddressError, UserError)  # one line and exit status 2 on the CLI
+    assert issubclass(RemoteSetupError, UserError)  # one line and exit status 2 on the CLI
 
 
 def test_format_address_round_trips() -> None:

@@ -28,7 +28,8 @@ from referee.core.faults import (
     BotTimeout,
 )
 from referee.core.specs import BotCommand, ResourceLimits
-from referee.shell.process import BotProcess, describe_exit_status, open_bot_process, rlimits
+from referee.shell.process import BotProcess, describe_exit_status
+from referee.shell.spawn import open_bot_process, rlimits
 
 ECHO = """
 import sys

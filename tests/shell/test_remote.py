@@ -43,22 +43,16 @@ from referee.core.specs import BotCommand, BotSpec
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
 from referee.league.store import ResultStore
-from referee.match.game import GameOutcome, MatchSettings, play_block
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
 from referee.ratings.sprt import Sprt
+from referee.shell.admission import PREAUTH_TIMEOUT_S, RateLimiter
 from referee.shell.bots import GOODBYE_S, BotConnection
 from referee.shell.connect import ConnectError, client_tls_context, connect_bot
-from referee.shell.network import parse_address
-from referee.shell.remote import (
-    MAX_PENDING_PER_ADDRESS,
-    PREAUTH_TIMEOUT_S,
-    RateLimiter,
-    RemoteSeats,
-    RemoteSetupError,
-    StreamTransport,
-    open_remote_seats,
-    server_tls_context,
-    write_tokens,
-)
+from referee.shell.network import RemoteSetupError, parse_address
+from referee.shell.remote import MAX_PENDING_PER_ADDRESS, RemoteSeats
+from referee.shell.seat_setup import open_remote_seats, server_tls_context, write_tokens
+from referee.shell.stream_transport import StreamTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"

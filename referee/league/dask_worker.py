@@ -1,0 +1,191 @@
+"""What runs on a Dask worker: a task plays one unit of work of a league with the same Trio
+match runner as a local league (its bots checked once per run and worker process), and
+returns its games, replays and logs as data, or the failure to start a bot (the
+worker's fault, never the bot's)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from referee.core.faults import BotStartError
+from referee.core.schedule import ScheduledGame
+from referee.core.specs import BotCommand, BotSpec, ResourceLimits
+from referee.league.botcheck import BotCheckFailure, check_bots
+from referee.match.block import play_block
+from referee.match.game import GameOutcome, MatchSettings
+
+__all__ = [
+    "BlockResult", "BlockTask", "InfrastructureFailure", "PlayedGame", "WorkerBot",
+    "play_block_task",
+]
+
+
+@attrs.frozen
+class WorkerBot:
+    """A bot as plain values, for the trip to a worker (a :class:`BotCommand` keeps its
+    environment in a read-only mapping proxy, which pickle refuses)."""
+
+    name: str
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: tuple[tuple[str, str], ...] | None
+    limits: tuple[tuple[str, int | None], ...]
+
+    @classmethod
+    def of(cls, spec: BotSpec) -> WorkerBot:
+        cmd = spec.local_command()  # a remote bot cannot play on a worker
+        return cls(
+            name=spec.name,
+            argv=cmd.argv,
+            cwd=cmd.cwd,
+            env=None if cmd.env is None else tuple(sorted(cmd.env.items())),
+            limits=tuple(attrs.asdict(cmd.limits).items()),
+        )
+
+    def spec(self, coordinator_python: str) -> BotSpec:
+        """The bot on this worker. ``python`` in a league file means the referee's own
+        interpreter: the coordinator's path becomes the worker's."""
+        argv = self.argv
+        if argv[0] == coordinator_python:
+            argv = (sys.executable, *argv[1:])
+        env = None if self.env is None else dict(self.env)
+        limits = ResourceLimits(**dict(self.limits))
+        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits))
+
+
+@attrs.frozen
+class BlockTask:
+    """The games of one block to play on a worker."""
+
+    block: str
+    games: tuple[ScheduledGame, ...]
+    bots: tuple[WorkerBot, ...]
+    #: Without replay_dir and log_dir: the worker uses a directory of its own.
+    settings: MatchSettings
+    replays: bool
+    logs: bool
+    #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
+    python: str
+    #: The league run: a worker checks each bot once per run (:func:`play_block_task`).
+    run: str = ""
+    #: Games stored earlier, played again only so that the bots' processes live through
+    #: the same games (``play_block(replayed=...)``).
+    replayed: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class InfrastructureFailure:
+    """A worker could not start a bot: the worker's fault, never the bot's."""
+
+    worker: str
+    #: The bot's name in the league, and its command as the worker ran it.
+    bot: str
+    command: str
+    problem: str
+
+    def describe(self) -> str:
+        return (f"cannot start bot {self.bot!r} ({self.command}) on worker {self.worker}:"
+                f" {self.problem}")
+
+
+@attrs.frozen
+class PlayedGame:
+    #: The outcome, with no replay path (the replay file was the worker's).
+    outcome: GameOutcome
+    #: The replay file's text, when replays are kept.
+    replay: str | None
+
+
+@attrs.frozen
+class BlockResult:
+    """What a task returns: the games it finished, the bot logs, and the failure that
+    stopped it early (the games before the failure are still in ``games``)."""
+
+    block: str
+    worker: str
+    games: tuple[PlayedGame, ...]
+    #: (file name, contents) of every bot log of the block.
+    logs: tuple[tuple[str, bytes], ...] = ()
+    failure: InfrastructureFailure | None = None
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):  # not running in a Dask worker
+        return "local"
+
+
+#: The (run, bot) pairs whose bot passed the bot check in this worker process. Only
+#: passes are kept, and only for their run: a bot installed or fixed on a worker after
+#: a failure is checked again, by the next run at the latest.
+_CHECKED: set[tuple[str, WorkerBot]] = set()
+
+
+_CHECKED_LOCK = threading.Lock()
+
+
+async def _check_then_play(
+    task: BlockTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any
+) -> BotCheckFailure | None:
+    """Check the block's bots that this worker has not checked in this run, then play
+    the block; the first failure of the check instead (no game is played then)."""
+    with _CHECKED_LOCK:
+        unchecked = [(wb, b) for wb, b in zip(task.bots, bots, strict=True)
+                     if (task.run, wb) not in _CHECKED]
+    if unchecked:
+        failures = await check_bots([b for _, b in unchecked], settings.time)
+        if failures:
+            return failures[0]
+        with _CHECKED_LOCK:
+            _CHECKED.update((task.run, wb) for wb, _ in unchecked)
+    await play_block(list(task.games), bots, settings, keep, task.block, replayed=task.replayed)
+    return None
+
+
+def play_block_task(task: BlockTask) -> BlockResult:
+    """The Dask task: check the block's bots (once per run and worker process), then
+    play the block on this worker with the Trio match runner."""
+    worker = _worker_address()
+    played: list[PlayedGame] = []
+    failure = None
+    logs: list[tuple[str, bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="taki-block-") as tmp:
+        root = Path(tmp)
+        settings = attrs.evolve(
+            task.settings,
+            replay_dir=root / "replays" if task.replays else None,
+            log_dir=root / "logs" if task.logs else None,
+        )
+        bots = [bot.spec(task.python) for bot in task.bots]
+
+        def keep(outcome: GameOutcome) -> None:
+            text = None
+            if outcome.replay is not None:
+                text = outcome.replay.read_text(encoding="utf-8")
+            played.append(PlayedGame(attrs.evolve(outcome, replay=None), text))
+
+        try:
+            checked = trio.run(_check_then_play, task, bots, settings, keep)
+        except BotStartError as exc:
+            bot = next((b.name for b in bots if b.display == exc.command), "?")
+            failure = InfrastructureFailure(worker, bot, exc.command, exc.problem)
+        else:
+            if checked is not None:
+                last = checked.stderr.splitlines()[-1:]
+                problem = checked.problem + (f" (stderr: {last[0].strip()})" if last else "")
+                failure = InfrastructureFailure(worker, checked.bot, checked.command, problem)
+        if settings.log_dir is not None and settings.log_dir.is_dir():
+            for path in sorted(settings.log_dir.iterdir()):
+                logs.append((path.name, path.read_bytes()))
+    return BlockResult(task.block, worker, tuple(played), tuple(logs), failure)

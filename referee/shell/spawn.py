@@ -1,0 +1,197 @@
+"""Starting a bot: resolving its program, its limits (prlimit, cgroups), its sandbox and
+its guard, then handing it to a :class:`~referee.shell.process.BotProcess` that
+guarantees it is killed and reaped on every way out.
+
+Between ``fork`` and ``exec`` the child tells its guard its group, joins its cgroups and
+sets its ``setrlimit`` limits, in that order: everything the bot forks inherits them
+(each process with its own budget for the rlimits, all of them together for a cgroup).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import BinaryIO
+
+import trio
+
+from referee.core.faults import BotStartError
+from referee.core.specs import BotCommand, ResourceLimits
+from referee.shell.guard import GroupGuard
+from referee.shell.limits import CgroupHandle, LimitError, limit_backend
+from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
+from referee.shell.sandbox import SandboxError, bwrap_path, sandboxed_argv
+
+__all__ = ["open_bot_process", "rlimits"]
+
+MIB = 1 << 20
+
+
+def rlimits(limits: ResourceLimits) -> list[tuple[int, int, int]]:
+    """The ``(resource, soft, hard)`` triples to pass to :func:`resource.setrlimit`."""
+    wanted: list[tuple[int, int, int]] = []
+    if limits.address_space_mb is not None:
+        size = limits.address_space_mb * MIB
+        wanted.append((resource.RLIMIT_AS, size, size))
+    if limits.cpu_seconds is not None:
+        wanted.append((resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1))
+    if limits.file_size_mb is not None:
+        size = limits.file_size_mb * MIB
+        wanted.append((resource.RLIMIT_FSIZE, size, size))
+    if limits.open_files is not None:
+        wanted.append((resource.RLIMIT_NOFILE, limits.open_files, limits.open_files))
+    clamped: list[tuple[int, int, int]] = []
+    for which, soft, hard in wanted:
+        ceiling = resource.getrlimit(which)[1]
+        if ceiling != resource.RLIM_INFINITY:
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
+        clamped.append((which, soft, hard))
+    return clamped
+
+
+def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> str:
+    """Find the executable the way the spawn will, or raise BotStartError."""
+    exe = command.argv[0]
+    cwd = command.cwd
+    if cwd is not None and not os.path.isdir(cwd):
+        raise BotStartError(command.display, f"working directory {cwd!r} does not exist")
+    if os.sep in exe:
+        path = os.path.join(cwd, exe) if cwd is not None else exe
+        if not os.path.exists(path):
+            raise BotStartError(command.display, f"executable {exe!r} not found")
+        if not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise BotStartError(command.display, f"{exe!r} is not an executable file")
+        return path
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    found = shutil.which(exe, path=search)
+    if found is None:
+        raise BotStartError(command.display, f"executable {exe!r} not found")
+    return found
+
+
+def _make_preexec(
+    limits: list[tuple[int, int, int]], guard: GroupGuard | None,
+    cgroup: CgroupHandle | None = None,
+) -> Callable[[], None] | None:
+    if not limits and guard is None and cgroup is None:
+        return None
+
+    def before_exec() -> None:  # runs in the child, between fork and exec
+        if guard is not None:  # first: the limits could make the write fail
+            guard.announce_in_child()
+        if cgroup is not None:  # before exec: all the bot starts is inside
+            cgroup.join_in_child()
+        for which, soft, hard in limits:
+            resource.setrlimit(which, (soft, hard))
+
+    return before_exec
+
+
+def _describe_spawn_error(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.asynccontextmanager
+async def open_bot_process(
+    command: BotCommand,
+    *,
+    stderr_path: Path | None = None,
+    stderr_cap_bytes: int = DEFAULT_STDERR_CAP_BYTES,
+) -> AsyncIterator[BotProcess]:
+    """Start ``command`` and yield a :class:`BotProcess`; kill it all on exit.
+
+    ``stderr_path`` receives the first ``stderr_cap_bytes`` of the bot's
+    stderr (its parent directories are created); with None, stderr is still
+    drained and its tail kept in memory.
+
+    Raises :class:`BotStartError` if the command cannot be started. Exceptions
+    from the body propagate unchanged (not wrapped in an exception group).
+    """
+    if stderr_cap_bytes < 0:
+        raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
+    env = command.child_env()
+    _resolve_executable(command, env)
+    argv, cwd = list(command.argv), command.cwd
+    if command.sandbox is not None:
+        try:
+            argv = sandboxed_argv(argv, cwd, command.sandbox, bwrap_path())
+        except SandboxError as exc:
+            raise BotStartError(command.display, str(exc)) from None
+        cwd = None
+    hard = command.limits.hard()
+    backend = limit_backend() if hard else None
+    limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
+    cgroup = None
+    if backend is not None:
+        try:
+            backend.check(hard)
+            cgroup = backend.prepare(hard)
+        except (LimitError, OSError) as exc:
+            raise BotStartError(command.display, f"cannot set its limits: {exc}") from None
+
+    log: BinaryIO | None = None
+    if stderr_path is not None:
+        stderr_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(stderr_path, "wb")  # noqa: SIM115 - owned by BotProcess
+    guard: GroupGuard | None = None
+    try:
+        # The guard first: the bot's process tells it its group before its exec.
+        guard = await GroupGuard.start(command.display)
+        process = await trio.lowlevel.open_process(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=_make_preexec(limits, guard, cgroup),
+        )
+    except BaseException as exc:
+        if log is not None:
+            log.close()
+        if cgroup is not None:
+            cgroup.remove()
+        if guard is not None:  # the bot's process, if any, died before its exec
+            await guard.close()
+        if isinstance(exc, (OSError, subprocess.SubprocessError)):
+            raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
+        raise
+
+    bot = BotProcess(command, process, log, stderr_cap_bytes)
+    bot._guard = guard
+    bot._cgroup = cgroup
+    raised: BaseException | None = None
+    unwrapped = False
+    try:
+        async with trio.open_nursery() as nursery:
+            bot._start_services(nursery)
+            try:
+                yield bot
+            except BaseException as exc:
+                raised = exc
+                raise
+            finally:
+                with trio.CancelScope(shield=True):
+                    await bot._shutdown()
+    except BaseExceptionGroup as group:
+        # The service tasks never raise, so the nursery's group can only
+        # wrap what the body raised: hand that back unwrapped.
+        if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
+            raise
+        unwrapped = True
+    finally:
+        with trio.CancelScope(shield=True):  # no-op unless the nursery failed to open
+            await bot._shutdown()
+    if unwrapped:
+        assert raised is not None
+        raise raised
