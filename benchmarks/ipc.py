@@ -3,7 +3,7 @@
 (a) A raw Trio + msgpack echo: this process writes a msgpack map the size of a real
     ``decide`` request to a Python child, which decodes it and writes it back; this
     process decodes the echo. Round trips per second.
-(b) Full referee decisions per second: ``play_block`` plays games between two
+(b) Full referee decisions per second: ``play_unit`` plays games between two
     ``sample_bots/random_bot.py`` processes; a decision is one action of a game result
     (``GameOutcome.actions``). Timed from the end of the first game to the end of the
     last, so that starting and stopping the bots is left out.
@@ -40,8 +40,8 @@ from taki_protocol import Decide
 from referee.cli.match import match_games
 from referee.core.clock import TimeControl
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.rules import Rules, new_game, view
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +157,7 @@ class RefereeRun:
 
 
 async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
-    """Decisions per second of ``play_block`` between two random bots (after the first
+    """Decisions per second of ``play_unit`` between two random bots (after the first
     game), and the CPU time per decision of the referee and of the bots (whole run).
     With ``minimal``, between two copies of ``MINIMAL_BOT`` instead."""
     bots = [
@@ -177,7 +177,7 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
 
     referee_cpu = cpu_seconds(resource.RUSAGE_SELF)
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
-    await play_block(match_games([b.name for b in bots], games + 1, 0), bots, settings, finished)
+    await play_unit(match_games([b.name for b in bots], games + 1, 0), bots, settings, finished)
     referee_cpu = cpu_seconds(resource.RUSAGE_SELF) - referee_cpu
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - bots_cpu  # the bots were reaped
     decisions = sum(actions for _, actions in marks[1:])
@@ -205,7 +205,7 @@ async def run(args: argparse.Namespace) -> float:
         print(f"round {round_}:")
         print(f"  (a) echo round trips, trio + msgpack, {size}-byte map: {echo:8,.0f} /s")
         print(
-            f"  (b) referee decisions, play_block, 2 x random_bot.py: {ref.rate:8,.0f} /s"
+            f"  (b) referee decisions, play_unit, 2 x random_bot.py: {ref.rate:8,.0f} /s"
             f"  ({ref.decisions} decisions in {ref.seconds:.2f} s)"
         )
         print(

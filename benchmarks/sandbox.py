@@ -2,7 +2,7 @@
 without ``--sandbox`` (and with a memory and process limit, as a competition would run).
 
 (a) Start: from spawning ``sample_bots/random_bot.py`` to its completed handshake.
-(b) Decisions per second: ``play_block`` plays games between two random bots; timed
+(b) Decisions per second: ``play_unit`` plays games between two random bots; timed
     from the end of the first game to the end of the last, so starts are left out.
 
 The two setups alternate, round by round, since a shared machine's speed drifts; the
@@ -27,8 +27,8 @@ from referee.cli.match import match_games
 from referee.config.settings import make_command
 from referee.core.clock import TimeControl
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.shell.bots import open_bot
 from referee.shell.limits import limit_backend
 
@@ -60,7 +60,7 @@ async def decisions_per_s(sandboxed: bool, games: int) -> float:
     def finished(outcome: GameOutcome) -> None:
         marks.append((time.perf_counter(), outcome.actions))
 
-    await play_block(match_games(["a", "b"], games + 1, 0, rotation=0), bots, settings,
+    await play_unit(match_games(["a", "b"], games + 1, 0, rotation=0), bots, settings,
                      finished)
     decisions = sum(actions for _, actions in marks[1:])
     return decisions / (marks[-1][0] - marks[0][0])

@@ -38,8 +38,8 @@ from referee.core.clock import DEFAULT_GRACE_MS, TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.shell.bots import BotConnection
 
 # A bot that answers ``OFFSET_MS`` after the request's deadline (negative: before it),
@@ -160,12 +160,12 @@ async def run(args: argparse.Namespace) -> int:
     async def match_a() -> None:
         try:
             games = match_games(["early-1", "early-2"], args.games, args.seed)
-            outcomes.extend(await play_block(games, a_bots, settings, match_name="a"))
+            outcomes.extend(await play_unit(games, a_bots, settings, match_name="a"))
         finally:
             a_done.set()
 
     async def match_b() -> None:
-        outcomes.extend(await play_block(b_games(), b_bots, settings, match_name="b"))
+        outcomes.extend(await play_unit(b_games(), b_bots, settings, match_name="b"))
 
     lags: list[float] = []
 

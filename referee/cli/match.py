@@ -24,8 +24,8 @@ from referee.core.errors import UsageError
 from referee.core.schedule import ScheduledGame, derive_seed, fresh_seed, rotate
 from referee.core.specs import BotSpec
 from referee.league.botcheck import require_bots
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.rules import Rules
 from referee.rules.config import DealError
 
@@ -190,7 +190,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
             outcomes = []
             for rotation in range(min(len(bots), games)):
-                outcomes += await play_block(
+                outcomes += await play_unit(
                     match_games(names, games, seed, rotation), bots, settings,
                     on_game=lambda _: advance(), match_name=f"match-{seed}-rot{rotation}",
                     remote=seats,

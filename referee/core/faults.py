@@ -16,6 +16,7 @@ than count as a loss.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import ClassVar
 
 from referee.core.errors import RefereeError, UserError
@@ -27,14 +28,30 @@ __all__ = [
     "BotProtocolError",
     "BotStartError",
     "BotTimeout",
+    "FaultReason",
 ]
 
 
-class BotFault(RefereeError):
-    """Base class of all faults a bot can commit during a game."""
+class FaultReason(StrEnum):
+    """Why a bot forfeits (R23): the reasons of the wire (``taki_protocol.FORFEIT_REASONS``),
+    of results and of the database, which keep the plain strings."""
 
-    reason: ClassVar[str] = "fault"
-    """Short keyword identifying the kind of fault (stable; stored in results)."""
+    #: It did not answer within its time.
+    TIMEOUT = "timeout"
+    #: It exited, or closed or broke a pipe or its connection.
+    CRASH = "crash"
+    #: It broke the protocol.
+    PROTOCOL = "protocol"
+    #: It chose an action the rules forbid.
+    ILLEGAL = "illegal"
+
+
+class BotFault(RefereeError):
+    """Base class of all faults a bot can commit during a game; each kind of fault is a
+    subclass with its :attr:`reason`."""
+
+    reason: ClassVar[FaultReason]
+    """The kind of fault (stable; stored in results)."""
 
     detail: str
     """Human-readable explanation of what went wrong, in full (results, replays, logs)."""
@@ -59,25 +76,25 @@ class BotFault(RefereeError):
 class BotTimeout(BotFault):
     """The bot did not answer within its time allowance."""
 
-    reason: ClassVar[str] = "timeout"
+    reason: ClassVar[FaultReason] = FaultReason.TIMEOUT
 
 
 class BotCrashed(BotFault):
     """The bot exited, or closed or broke one of its pipes."""
 
-    reason: ClassVar[str] = "crash"
+    reason: ClassVar[FaultReason] = FaultReason.CRASH
 
 
 class BotProtocolError(BotFault):
     """The bot sent bytes that are not a valid protocol message."""
 
-    reason: ClassVar[str] = "protocol"
+    reason: ClassVar[FaultReason] = FaultReason.PROTOCOL
 
 
 class BotIllegalAction(BotFault):
     """The bot sent a well-formed message naming an action the rules forbid."""
 
-    reason: ClassVar[str] = "illegal"
+    reason: ClassVar[FaultReason] = FaultReason.ILLEGAL
 
 
 class BotStartError(UserError):

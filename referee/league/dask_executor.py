@@ -1,27 +1,27 @@
 """Playing a league's games on a Dask cluster.
 
 The process that runs ``taki-referee league`` is the *coordinator*: it walks the
-schedule lazily, submits one task per unit of work (the duplicate blocks of one table
+schedule lazily, submits one task per unit of work (one seat rotation of one table over a few deals
 that one set of bot processes plays, as in a local league; ``[league]
 deals_per_process``), keeps a bounded number of tasks in flight, and is the only
 process that writes the results database, the replays and the bot logs. A task runs on
-a worker: it starts the unit's bots there and plays its blocks with the same Trio match
-runner as a local league (``trio.run(play_block, ...)``), then returns the outcomes, the
+a worker: it starts the unit's bots there and plays its games with the same Trio match
+runner as a local league (``trio.run(play_unit, ...)``), then returns the outcomes, the
 replays (as text) and the bot logs (as bytes), since the worker's disk need not be the
 coordinator's.
 
-Every game keeps its schedule id, so a block that runs twice (Dask re-runs the tasks of
-a worker that died; the coordinator re-submits a block a worker could not play) never
+Every game keeps its schedule id, so a unit that runs twice (Dask re-runs the tasks of
+a worker that died; the coordinator re-submits a unit a worker could not play) never
 stores a game twice: games the database already holds are skipped.
 
 Before a worker plays a bot for the first time in a league run, it runs the bot check
 (:mod:`referee.league.botcheck`: the bot must start and complete the handshake). A worker that
-cannot start one of a block's bots (the check fails, or
+cannot start one of a unit's bots (the check fails, or
 :class:`~referee.core.faults.BotStartError` later) reports an :class:`InfrastructureFailure`
 instead of forfeiting the bot. The coordinator stores the games played before it, then
-re-submits the rest of the block to the other workers only (a strict restriction: Dask
+re-submits the unit to the other workers only (a strict restriction: Dask
 never moves it back to a worker that failed), up to :data:`MAX_ATTEMPTS` attempts per
-block; after that, or when every worker has failed, the league stops with a
+unit; after that, or when every worker has failed, the league stops with a
 :class:`ClusterError` that names the bot, its command and the workers.
 
 Dask is an optional dependency (``pip install -e '.[dask]'`` in the source tree): this module
@@ -46,16 +46,16 @@ from referee.core.errors import UserError
 from referee.core.files import write_atomically
 from referee.core.schedule import ScheduledGame, WorkUnit
 from referee.league.dask_worker import (
-    BlockResult,
-    BlockTask,
     InfrastructureFailure,
+    UnitResult,
+    UnitTask,
     WorkerBot,
-    play_block_task,
+    play_unit_task,
 )
 from referee.league.runner import LeagueJob
 from referee.match.game import replay_path
 
-#: Attempts per block when workers cannot start its bots (the first run included).
+#: Attempts per unit when workers cannot start its bots (the first run included).
 MAX_ATTEMPTS = 3
 #: How long to wait for the scheduler to answer, and then for a first worker.
 CONNECT_TIMEOUT_S = 10
@@ -70,7 +70,7 @@ INSTALL_HINT = "pip install -e '.[dask]' in the taki-referee source tree"
 
 class ClusterError(UserError):
     """The league cannot be played on the cluster: Dask is not installed, the scheduler
-    cannot be reached, no worker joins, or no worker could start a block's bots."""
+    cannot be reached, no worker joins, or no worker could start a unit's bots."""
 
 
 def require_distributed() -> Any:
@@ -104,9 +104,9 @@ def scheduler_address(text: str) -> str:
 # ------------------------------------------------------------ the coordinator
 
 
-def deliver(job: LeagueJob, result: BlockResult) -> int:
+def deliver(job: LeagueJob, result: UnitResult) -> int:
     """Store the games of a task's result; returns how many were new. Games the store
-    already holds (a block played twice, a result delivered twice) are skipped, and
+    already holds (a unit played twice, a result delivered twice) are skipped, and
     their replays are not written again."""
     settings = job.settings
     if settings.log_dir is not None and result.logs:
@@ -129,9 +129,9 @@ def deliver(job: LeagueJob, result: BlockResult) -> int:
 
 @attrs.define
 class _Attempt:
-    """A block on its way through the cluster."""
+    """A unit of work on its way through the cluster."""
 
-    block: str
+    unit: str
     games: list[ScheduledGame]
     number: int = 1
     failed_workers: set[str] = attrs.field(factory=set)
@@ -142,11 +142,11 @@ class _Attempt:
 
 
 class DaskExecutor:
-    """Plays a league's blocks as tasks on the Dask cluster of ``scheduler``
+    """Plays a league's units of work as tasks on the Dask cluster of ``scheduler``
     (``dask://HOST:PORT``, ``HOST:PORT`` or ``tcp://HOST:PORT``).
 
     At most ``in_flight`` tasks are submitted at a time (default: twice the workers'
-    threads when the league starts, so every worker thread has its next block queued)."""
+    threads when the league starts, so every worker thread has its next unit queued)."""
 
     def __init__(
         self, scheduler: str, *, in_flight: int | None = None, max_attempts: int = MAX_ATTEMPTS
@@ -156,7 +156,7 @@ class DaskExecutor:
         self.in_flight = in_flight
         self.max_attempts = max_attempts
         #: The workers' failures to start a bot in the last run (each one re-submitted
-        #: its block elsewhere, or stopped the league).
+        #: its unit elsewhere, or stopped the league).
         self.failures: list[InfrastructureFailure] = []
 
     async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
@@ -195,7 +195,7 @@ def _close(client: Any) -> None:
 
 
 class _Coordinator:
-    """One league run on the cluster: submits blocks, settles finished tasks."""
+    """One league run on the cluster: submits units, settles finished tasks."""
 
     def __init__(self, executor: DaskExecutor, client: Any, job: LeagueJob) -> None:
         self.executor = executor
@@ -206,7 +206,7 @@ class _Coordinator:
         self.submissions = itertools.count(1)
         self.in_flight: dict[Any, _Attempt] = {}
         self.retry: list[_Attempt] = []
-        #: Failures to start each bot, by bot name: no block with that bot is sent to
+        #: Failures to start each bot, by bot name: no unit with that bot is sent to
         #: those workers again in this run.
         self.cannot_start: dict[str, list[InfrastructureFailure]] = {}
         self.bots = {name: WorkerBot.of(spec) for name, spec in job.bots.items()}
@@ -287,8 +287,8 @@ class _Coordinator:
         return sum(self.client.nthreads().values()) or 1
 
     async def _submit(self, attempt: _Attempt) -> Any:
-        task = BlockTask(
-            block=attempt.block,
+        task = UnitTask(
+            unit=attempt.unit,
             games=tuple(attempt.games),
             bots=tuple(self.bots[name] for name in attempt.games[0].seats),
             settings=self.settings,
@@ -309,18 +309,18 @@ class _Coordinator:
                 attempt.failures.extend(known)
                 self._give_up(attempt, "on any worker of the cluster")
         attempt.allowed = workers
-        key = f"taki-block-{attempt.block}-{self.run_id}-{next(self.submissions)}"
+        key = f"taki-unit-{attempt.unit}-{self.run_id}-{next(self.submissions)}"
         # A strict restriction: with allow_other_workers the list is only a preference,
         # and work stealing hands the task back to a worker that cannot start its bot.
         return self.client.submit(
-            play_block_task, task, key=key, pure=False,
+            play_unit_task, task, key=key, pure=False,
             workers=workers, allow_other_workers=False,
         )
 
     async def _settle(self, future: Any, attempt: _Attempt) -> None:
         status = future.status
         if status == "finished":
-            result: BlockResult = await trio.to_thread.run_sync(future.result)
+            result: UnitResult = await trio.to_thread.run_sync(future.result)
             # In a thread: the store may wait for a lock, and nothing may stall the loop.
             await trio.to_thread.run_sync(deliver, self.job, result)
             if result.failure is not None:
@@ -330,12 +330,12 @@ class _Coordinator:
             exc = await trio.to_thread.run_sync(future.exception)
             if isinstance(exc, self.distributed.KilledWorker):
                 raise ClusterError(
-                    f"block {attempt.block}: the Dask workers that ran it died"
+                    f"unit {attempt.unit}: the Dask workers that ran it died"
                     f" ({exc}); the games stored so far are kept, run the league"
                     " again to resume"
                 ) from None
             raise exc
-        # Cancelled or lost: the scheduler dropped the task. Play the block again.
+        # Cancelled or lost: the scheduler dropped the task. Play the unit again.
         self._check_connection()
         self._again(attempt, f"the scheduler dropped the task ({status})")
 
@@ -357,7 +357,7 @@ class _Coordinator:
 
     def _give_up(self, attempt: _Attempt, where: str) -> None:
         raise ClusterError(
-            f"unit {attempt.block} could not be played {where}:"
+            f"unit {attempt.unit} could not be played {where}:"
             f" {describe_failures(attempt.failures)}"
         )
 

@@ -19,12 +19,16 @@ from referee.core.faults import BotStartError
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotCommand, BotSpec, ResourceLimits
 from referee.league.botcheck import BotCheckFailure, check_bots
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 
 __all__ = [
-    "BlockResult", "BlockTask", "InfrastructureFailure", "PlayedGame", "WorkerBot",
-    "play_block_task",
+    "InfrastructureFailure",
+    "PlayedGame",
+    "UnitResult",
+    "UnitTask",
+    "WorkerBot",
+    "play_unit_task",
 ]
 
 
@@ -62,10 +66,10 @@ class WorkerBot:
 
 
 @attrs.frozen
-class BlockTask:
-    """The games of one block to play on a worker."""
+class UnitTask:
+    """The games of one unit of work to play on a worker."""
 
-    block: str
+    unit: str
     games: tuple[ScheduledGame, ...]
     bots: tuple[WorkerBot, ...]
     #: Without replay_dir and log_dir: the worker uses a directory of its own.
@@ -74,10 +78,10 @@ class BlockTask:
     logs: bool
     #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
     python: str
-    #: The league run: a worker checks each bot once per run (:func:`play_block_task`).
+    #: The league run: a worker checks each bot once per run (:func:`play_unit_task`).
     run: str = ""
     #: Games stored earlier, played again only so that the bots' processes live through
-    #: the same games (``play_block(replayed=...)``).
+    #: the same games (``play_unit(replayed=...)``).
     replayed: frozenset[str] = frozenset()
 
 
@@ -105,14 +109,14 @@ class PlayedGame:
 
 
 @attrs.frozen
-class BlockResult:
+class UnitResult:
     """What a task returns: the games it finished, the bot logs, and the failure that
     stopped it early (the games before the failure are still in ``games``)."""
 
-    block: str
+    unit: str
     worker: str
     games: tuple[PlayedGame, ...]
-    #: (file name, contents) of every bot log of the block.
+    #: (file name, contents) of every bot log of the unit.
     logs: tuple[tuple[str, bytes], ...] = ()
     failure: InfrastructureFailure | None = None
 
@@ -136,10 +140,10 @@ _CHECKED_LOCK = threading.Lock()
 
 
 async def _check_then_play(
-    task: BlockTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any
+    task: UnitTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any
 ) -> BotCheckFailure | None:
-    """Check the block's bots that this worker has not checked in this run, then play
-    the block; the first failure of the check instead (no game is played then)."""
+    """Check the unit's bots that this worker has not checked in this run, then play
+    the unit; the first failure of the check instead (no game is played then)."""
     with _CHECKED_LOCK:
         unchecked = [(wb, b) for wb, b in zip(task.bots, bots, strict=True)
                      if (task.run, wb) not in _CHECKED]
@@ -149,18 +153,18 @@ async def _check_then_play(
             return failures[0]
         with _CHECKED_LOCK:
             _CHECKED.update((task.run, wb) for wb, _ in unchecked)
-    await play_block(list(task.games), bots, settings, keep, task.block, replayed=task.replayed)
+    await play_unit(list(task.games), bots, settings, keep, task.unit, replayed=task.replayed)
     return None
 
 
-def play_block_task(task: BlockTask) -> BlockResult:
-    """The Dask task: check the block's bots (once per run and worker process), then
-    play the block on this worker with the Trio match runner."""
+def play_unit_task(task: UnitTask) -> UnitResult:
+    """The Dask task: check the unit's bots (once per run and worker process), then
+    play the unit on this worker with the Trio match runner."""
     worker = _worker_address()
     played: list[PlayedGame] = []
     failure = None
     logs: list[tuple[str, bytes]] = []
-    with tempfile.TemporaryDirectory(prefix="taki-block-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="taki-unit-") as tmp:
         root = Path(tmp)
         settings = attrs.evolve(
             task.settings,
@@ -188,4 +192,4 @@ def play_block_task(task: BlockTask) -> BlockResult:
         if settings.log_dir is not None and settings.log_dir.is_dir():
             for path in sorted(settings.log_dir.iterdir()):
                 logs.append((path.name, path.read_bytes()))
-    return BlockResult(task.block, worker, tuple(played), tuple(logs), failure)
+    return UnitResult(task.unit, worker, tuple(played), tuple(logs), failure)

@@ -29,8 +29,8 @@ from referee.core.schedule import (
 )
 from referee.core.specs import BotSpec
 from referee.league.store import GameRecord, ResultStore, SeatRecord
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats
@@ -115,7 +115,7 @@ def pending_units(
     """The units of work (``referee.core.schedule.league_units``) that hold a game not in
     ``done``. A unit is played whole even when some of its games are stored: its bots'
     processes then live through the same games as in the run that stored them, and the
-    stored games are not stored or replayed again (``play_block(replayed=...)``)."""
+    stored games are not stored or replayed again (``play_unit(replayed=...)``)."""
     per_unit = deals_per_unit(config) if deals is None else deals
     names = [b.name for b in config.bots]
     if config.seed is None:
@@ -182,7 +182,7 @@ class LocalExecutor:
                 async with contextlib.AsyncExitStack() as stack:
                     for name in sorted(b.name for b in bots if b.remote):  # one order: no deadlock
                         await stack.enter_async_context(turns[name])
-                    await play_block(
+                    await play_unit(
                         unit.games, bots, job.settings, on_game=record, match_name=unit.name,
                         remote=job.remote, replayed=replayed,
                     )

@@ -17,8 +17,8 @@ import trio
 
 from referee.core.schedule import ScheduledGame, block_games, derive_seed
 from referee.core.specs import BotSpec
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.ratings.sprt import Sprt, SprtState
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ async def run_sprt(
         for worker in range(max(1, concurrency)):
             nursery.start_soon(
                 functools.partial(
-                    play_block, shared, [new, old], settings, record, f"sprt-{worker}",
+                    play_unit, shared, [new, old], settings, record, f"sprt-{worker}",
                     remote=remote,
                 )
             )

@@ -25,6 +25,7 @@ from typing import BinaryIO
 import attrs
 
 from referee.core.errors import UserError
+from referee.core.faults import FaultReason
 from referee.ratings.elo import GameResult as RatedGame
 
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
@@ -78,13 +79,17 @@ class StoreError(UserError):
     locked by another program, not a results database)."""
 
 
+def _fault_reason(value: str | None) -> FaultReason | None:
+    return None if value is None else FaultReason(value)
+
+
 @attrs.frozen
 class SeatRecord:
     seat: int
     bot: str
     place: int
     points: int
-    forfeit_reason: str | None = None
+    forfeit_reason: FaultReason | None = attrs.field(default=None, converter=_fault_reason)
     forfeit_detail: str | None = None
 
 

@@ -12,7 +12,7 @@ from .actions import Action
 from .config import PRESETS, RULES_REVISION, Rules, Scoring
 from .errors import GameOverError, IllegalActionError, RulesError
 from .phases import PHASE_NAMES
-from .results import Forfeit, GameResult
+from .results import EndReason, Forfeit, GameResult
 from .state import GameState, new_game
 from .view import event_for, view
 
@@ -21,6 +21,7 @@ __all__ = [
     "PRESETS",
     "RULES_REVISION",
     "Action",
+    "EndReason",
     "Forfeit",
     "GameOverError",
     "GameResult",

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from . import actions as A
 from . import cards as C
 from .phases import AGAIN, KING, OVER, PLAY, REACT, RUN
-from .results import hand_points
+from .results import EndReason, hand_points
 
 if TYPE_CHECKING:
     from .actions import Action
@@ -55,7 +55,7 @@ def apply_action(s: GameState, seat: int, action: Action, last_card: bool) -> No
             _play_combo(s, seat, action.color)
     s.action_count += 1
     if s.action_count >= s.rules.action_limit and s.phase != OVER:
-        s.finish(None, "limit")
+        s.finish(None, EndReason.LIMIT)
 
 
 def _play(s: GameState, seat: int, action: Action, phase: int) -> None:
@@ -230,7 +230,7 @@ def _hand_emptied(s: GameState, seat: int) -> bool:
         return False
     stages = s.stages
     if stages is None or stages[seat] <= 1:
-        s.finish(seat, "win")
+        s.finish(seat, EndReason.WIN)
         return True
     stages[seat] -= 1
     s.events.append(("stage", seat, stages[seat]))
@@ -322,7 +322,7 @@ def forfeit(s: GameState, seat: int, reason: str, detail: str) -> None:
     s.events.append(("forfeit", seat, reason))
     if s.n_active < 2:
         remaining = next(p for p in range(s.players) if s.active[p])
-        s.finish(remaining, "last_standing")
+        s.finish(remaining, EndReason.LAST_STANDING)
         return
     if s.phase == REACT:
         if seat in s.reactors:

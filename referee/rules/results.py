@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 import attrs
 
 if TYPE_CHECKING:
     from .state import GameState
+
+
+class EndReason(StrEnum):
+    """Why a game ended. A ``StrEnum``: results, replays, the wire and the database hold
+    the plain strings."""
+
+    #: A player emptied their hand (R7), or reached stage 1 and emptied it (R24).
+    WIN = "win"
+    #: Everyone else forfeited (D13).
+    LAST_STANDING = "last_standing"
+    #: The action limit was reached (R21).
+    LIMIT = "limit"
 
 
 @attrs.frozen
@@ -25,8 +38,8 @@ class GameResult:
     #: Points left in each hand (for a forfeited seat: its hand when it left).
     points: tuple[int, ...]
     winner: int | None
-    #: "win", "last_standing" (everyone else forfeited), "limit" (R21) or None (running).
-    reason: str | None
+    #: Why the game ended; None while it runs.
+    reason: EndReason | None
     forfeits: tuple[Forfeit, ...]
     actions: int
     #: Pyramid stage per seat, or None.

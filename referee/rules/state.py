@@ -18,7 +18,7 @@ from .config import Rules
 from .errors import GameOverError, IllegalActionError
 from .legal import legal_actions
 from .phases import OVER, PHASE_NAMES, PLAY, REACT
-from .results import GameResult, game_result
+from .results import EndReason, GameResult, game_result
 
 Event = tuple[Any, ...]
 
@@ -107,7 +107,7 @@ class GameState:
     react_declared: set[int]
     stages: list[int] | None
     winner: int | None
-    end_reason: str | None
+    end_reason: EndReason | None
     forfeits: list[tuple[int, str, str, int]]
     action_count: int
     events: list[Event]
@@ -293,7 +293,7 @@ class GameState:
             nxt = self.next_seat(nxt)
         self.start_turn(nxt)
 
-    def finish(self, winner: int | None, reason: str) -> None:
+    def finish(self, winner: int | None, reason: EndReason) -> None:
         self.winner = winner
         self.end_reason = reason
         self.phase = OVER

@@ -41,7 +41,7 @@ from referee.league.dask_executor import (
     deliver,
     scheduler_address,
 )
-from referee.league.dask_worker import BlockResult, BlockTask, WorkerBot, play_block_task
+from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot, play_unit_task
 from referee.league.runner import (
     LeagueJob,
     league_size,
@@ -426,11 +426,11 @@ command = "no-such-bot-binary"
 # -------------------------------------------------------- delivered twice
 
 
-def block_task(config: LeagueConfig, unit: WorkUnit, run: str = "") -> BlockTask:
+def unit_task(config: LeagueConfig, unit: WorkUnit, run: str = "") -> UnitTask:
     """The task of one unit of work, as the coordinator would submit it."""
     specs = {b.name: b for b in config.bots}
-    return BlockTask(
-        block=unit.name,
+    return UnitTask(
+        unit=unit.name,
         games=unit.games,
         bots=tuple(WorkerBot.of(specs[name]) for name in unit.games[0].seats),
         settings=settings_for(config, None),
@@ -446,8 +446,8 @@ def test_a_result_delivered_twice_is_stored_once(tmp_path: Path) -> None:
     settings = settings_for(config, tmp_path / "logs")
     unit = next(pending_units(config, set(), deals=2))
     specs = {b.name: b for b in config.bots}
-    task = block_task(config, unit)
-    result = play_block_task(task)
+    task = unit_task(config, unit)
+    result = play_unit_task(task)
     assert result.failure is None
     assert [p.outcome.game.game_id for p in result.games] == [g.game_id for g in unit.games]
     assert all(p.replay is not None for p in result.games)
@@ -499,7 +499,7 @@ command = "python {counting}"
     first, second = pending_units(config, set(), deals=2)
 
     def played(unit: WorkUnit, run: str) -> int:
-        result = play_block_task(block_task(config, unit, run))
+        result = play_unit_task(unit_task(config, unit, run))
         assert result.failure is None
         assert len(result.games) == 2
         return len(starts.read_text().splitlines())
@@ -523,7 +523,7 @@ command = "python {tmp_path / 'no_such_bot.py'}"
     unit = next(pending_units(config, set()))
     run = uuid.uuid4().hex
     for _ in range(2):  # a failure is not remembered: the bot is checked again
-        result = play_block_task(block_task(config, unit, run))
+        result = play_unit_task(unit_task(config, unit, run))
         assert result.games == ()
         assert result.failure is not None
         assert result.failure.worker == "local"
@@ -582,8 +582,8 @@ class FakeFuture:
     def cancel(self) -> None:
         self.finish("cancelled")
 
-    def result(self) -> BlockResult:
-        return BlockResult(self.block, "tcp://w2:1", ())
+    def result(self) -> UnitResult:
+        return UnitResult(self.block, "tcp://w2:1", ())
 
 
 class BusyClient:
@@ -602,10 +602,10 @@ class BusyClient:
     def nthreads(self) -> dict[str, int]:
         return dict.fromkeys(self.workers, 1)
 
-    def submit(self, fn: Any, task: BlockTask, *, workers: list[str] | None,
+    def submit(self, fn: Any, task: UnitTask, *, workers: list[str] | None,
                **options: Any) -> FakeFuture:
-        future = FakeFuture(task.block)
-        self.submitted.append((task.block, workers))
+        future = FakeFuture(task.unit)
+        self.submitted.append((task.unit, workers))
         self.futures.append(future)
         if workers == ["tcp://w1:1"]:
             self.workers = ["tcp://w2:1", "tcp://w3:1"]

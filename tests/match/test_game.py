@@ -27,8 +27,8 @@ from referee.cli.match import match_games
 from referee.core.clock import TimeControl
 from referee.core.replay import Replay, verify
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ async def play(
     )
     schedule = match_games([b.name for b in bots], games, seed)
     with trio.fail_after(30):
-        outcomes = await play_block(schedule, bots, config, match_name="m")
+        outcomes = await play_unit(schedule, bots, config, match_name="m")
     assert len(outcomes) == games
     for outcome in outcomes:
         assert outcome.reason in ("win", "last_standing", "limit")
@@ -276,7 +276,7 @@ async def test_keyboard_interrupt_propagates_unwrapped(tmp_path: Path) -> None:
 
     schedule = match_games(["random1", "random2"], 2, 0)
     with pytest.raises(KeyboardInterrupt):
-        await play_block(
+        await play_unit(
             schedule, [random_bot(1), random_bot(2)], MatchSettings(time=FAST), on_game=interrupt
         )
 

@@ -13,14 +13,13 @@ from hypothesis import strategies as st
 from referee.ratings.elo import (
     ELO_PER_NAT,
     GameResult,
-    _constrained_mle,
     elo_to_score,
     fit_elo,
     likelihood_of_superiority,
     score_to_elo,
 )
 from referee.ratings.leaderboard import PairRecord, rate
-from referee.ratings.sprt import Sprt, SprtState, pentanomial_llr
+from referee.ratings.sprt import Sprt, SprtState, _constrained_mle, pentanomial_llr
 
 ELO_75 = 400.0 * math.log10(3.0)  # 190.848...
 

@@ -43,8 +43,8 @@ from referee.core.specs import BotCommand, BotSpec
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
 from referee.league.store import ResultStore
-from referee.match.block import play_block
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.unit import play_unit
 from referee.ratings.sprt import Sprt
 from referee.shell.admission import PREAUTH_TIMEOUT_S, RateLimiter
 from referee.shell.bots import GOODBYE_S, BotConnection
@@ -142,7 +142,7 @@ async def play_with_remote(
             for name, command in clients.items():
                 nursery.start_soon(done[name].run, seats, name, command)
             schedule = match_games([b.name for b in bots], games, seed=3, rotation=rotation)
-            outcomes = await play_block(schedule, bots, settings(tmp_path), match_name="m",
+            outcomes = await play_unit(schedule, bots, settings(tmp_path), match_name="m",
                                         remote=seats)
     return outcomes, seats, done
 
@@ -152,7 +152,7 @@ async def play_far(
     on_game: Callable[[GameOutcome], Awaitable[None]] | None = None,
 ) -> list[GameOutcome]:
     """A block of ``games`` between a local random bot and the remote seat ``far``."""
-    return await play_block(
+    return await play_unit(
         match_games(["random1", "far"], games, seed=3), [random_bot(1), remote("far")],
         settings(tmp_path, time=time), on_game=on_game, match_name="m", remote=seats,
     )
@@ -197,7 +197,7 @@ async def test_remote_games_match_local_games(tmp_path: Path) -> None:
     """The same seeded bots give the same games whether a seat is local or remote. (A
     local bot plays each seat rotation in a process of its own, a remote one behind its
     one connection: the games of one rotation compare.)"""
-    local = await play_block(match_games(["random1", "far"], 6, seed=3, rotation=1),
+    local = await play_unit(match_games(["random1", "far"], 6, seed=3, rotation=1),
                              [random_bot(1), BotSpec("far", random_command(2))],
                              settings(tmp_path / "local"), match_name="m")
     outcomes, _, _ = await play_with_remote(
@@ -306,7 +306,7 @@ async def test_dropped_seat_is_not_waited_for_when_restart_is_off(tmp_path: Path
     client = Client()
     async with far_seat(join_timeout_s=30) as (nursery, seats):
         nursery.start_soon(client.run, seats, "far", hostile_command("exit_mid_game", "2"))
-        outcomes = await play_block(
+        outcomes = await play_unit(
             match_games(["random1", "far"], 3, seed=3), [random_bot(1), remote("far")],
             settings(tmp_path, restart=False), match_name="m", remote=seats,
         )

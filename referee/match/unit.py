@@ -1,6 +1,6 @@
-"""A block of games with real bots: the bots' processes (one per bot and seat rotation,
-so that no process plays a deal twice), started when first needed and restarted after a
-crash when the settings allow it, and the games played one after the other with them."""
+"""A unit of work: games played one after the other by the same bot processes (one per
+bot and seat rotation, so that no process plays a deal twice), started when first
+needed and restarted after a crash when the settings allow it."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from referee.shell.bots import BotConnection, open_bot
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats
 
-__all__ = ["BotSlot", "ProcessHistory", "RemoteBotSlot", "play_block"]
+__all__ = ["BotSlot", "ProcessHistory", "RemoteBotSlot", "play_unit"]
 
 
 def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
@@ -44,7 +44,7 @@ def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
 
 @attrs.define
 class ProcessHistory:
-    """What the process slots of one bot in a block share: how many processes of the bot
+    """What the process slots of one bot in a unit share: how many processes of the bot
     were started (the first one's log is ``NAME-BOT.log``, later ones ``.1``, ``.2``, ...)
     and their connections, since with restarts off a bot that stopped in one of its
     processes is not started again in another."""
@@ -133,13 +133,13 @@ class BotSlot:
 
 class RemoteBotSlot:
     """A remote bot of a match: the connection its owner opened (docs/remote.md),
-    taken from the remote seats when a game needs it and given back when the block is
-    over, so that a remote bot keeps one connection across blocks.
+    taken from the remote seats when a game needs it and given back when the unit is
+    over, so that a remote bot keeps one connection across units.
 
     A bot that is not connected is waited for once per absence, up to its seat's join
     deadline (:meth:`referee.shell.remote.RemoteSeats.take`): the first game that needs it
     waits, later games forfeit it at once until it joins. With restarts off, a bot
-    whose connection ended in an earlier game of the block is not waited for again."""
+    whose connection ended in an earlier game of the unit is not waited for again."""
 
     def __init__(self, spec: BotSpec, settings: MatchSettings, seats: RemoteSeats) -> None:
         self.spec = spec
@@ -172,13 +172,13 @@ class RemoteBotSlot:
         return conn
 
     def stop(self) -> None:
-        """Give the connection back to the seats, for the bot's next block."""
+        """Give the connection back to the seats, for the bot's next unit."""
         conn, self.conn = self.conn, None
         if conn is not None:
             self.seats.give_back(self.spec.name, conn)
 
 
-async def play_block(
+async def play_unit(
     games: Iterable[ScheduledGame],
     bots: Sequence[BotSpec],
     settings: MatchSettings,
@@ -194,14 +194,14 @@ async def play_block(
     of one deal: in the second it would know the other hands and the draw order from the
     first. Callers that play a rotation at a time (league units, ``match``) therefore
     have one process per bot alive. ``games`` may be a generator: it is consumed one game
-    at a time, so several blocks can share one.
+    at a time, so several units can share one.
 
     ``replayed`` holds the ids of games that are played only so that the bots' processes
     live through the same games as in an earlier run (a league resumed mid-unit): their
     outcomes are neither returned nor passed to ``on_game``, and no replay is written.
 
     Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
-    remote bot must not be in two blocks at once.
+    remote bot must not be in two units at once.
 
     Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
     group of the nursery that hosts the bots."""
