@@ -37,8 +37,8 @@ import msgpack  # type: ignore[import-untyped]
 import trio
 from taki_protocol import Decide
 
-from referee.cli.match import match_games
 from referee.core.clock import TimeControl
+from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit

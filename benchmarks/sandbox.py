@@ -23,9 +23,9 @@ from pathlib import Path
 import attrs
 import trio
 
-from referee.cli.match import match_games
 from referee.config.settings import make_command
 from referee.core.clock import TimeControl
+from referee.core.schedule import match_games
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit

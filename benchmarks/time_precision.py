@@ -33,10 +33,9 @@ from typing import Any
 import trio
 from taki_protocol import Decide, React
 
-from referee.cli.match import match_games
 from referee.core.clock import DEFAULT_GRACE_MS, TimeControl
 from referee.core.faults import BotTimeout
-from referee.core.schedule import ScheduledGame
+from referee.core.schedule import ScheduledGame, match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit

@@ -39,16 +39,16 @@ __all__ = [
     "Error",
     "Forfeit",
     "GameOver",
+    "GameRules",
     "GameStart",
     "Hello",
     "Message",
     "React",
     "RefereeMessage",
     "Request",
-    "Rules",
     "Shutdown",
     "Standing",
-    "TimeControl",
+    "TimeLimits",
     "decode_message",
 ]
 
@@ -148,7 +148,7 @@ def _list_decoder(record: type[_Record], where: str) -> Callable[[object], objec
 
 
 @attrs.frozen(kw_only=True)
-class Rules(_Record):
+class GameRules(_Record):
     """The rule set of a game: a preset name and the values of the rule flags."""
 
     LABEL: ClassVar[str] = "game_start.rules"
@@ -160,7 +160,7 @@ class Rules(_Record):
 
 
 @attrs.frozen(kw_only=True)
-class TimeControl(_Record):
+class TimeLimits(_Record):
     """The time control of a game, in milliseconds.
 
     ``move_ms`` caps every decision (None: no cap), ``bank_ms`` is the initial time bank
@@ -243,16 +243,16 @@ class GameStart(_Message):
         "time",
     )
     DECODERS: ClassVar[Mapping[str, Callable[[object], object]]] = {
-        "rules": Rules.from_wire,
-        "time": TimeControl.from_wire,
+        "rules": GameRules.from_wire,
+        "time": TimeLimits.from_wire,
     }
 
     game_id: str = attrs.field(validator=check.text(min_len=1, max_len=MAX_ID_LEN))
     seat: int = attrs.field(validator=check.integer(0, MAX_PLAYERS - 1))
     players: int = attrs.field(validator=check.integer(MIN_PLAYERS, MAX_PLAYERS))
     names: list[str] = attrs.field(validator=check.list_of(str))
-    rules: Rules = attrs.field(validator=check.instance_of(Rules))
-    time: TimeControl = attrs.field(validator=check.instance_of(TimeControl))
+    rules: GameRules = attrs.field(validator=check.instance_of(GameRules))
+    time: TimeLimits = attrs.field(validator=check.instance_of(TimeLimits))
 
     def __attrs_post_init__(self) -> None:
         if self.seat >= self.players:

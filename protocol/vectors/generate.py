@@ -17,14 +17,14 @@ from taki_protocol import (
     Error,
     Forfeit,
     GameOver,
+    GameRules,
     GameStart,
     Hello,
     Message,
     React,
-    Rules,
     Shutdown,
     Standing,
-    TimeControl,
+    TimeLimits,
     pack_message,
 )
 
@@ -142,8 +142,8 @@ def build_vectors() -> dict[str, Message]:
             seat=0,
             players=2,
             names=["random", "random-2"],
-            rules=Rules(preset="super-taki-2018", flags=RULE_FLAGS),
-            time=TimeControl(move_ms=1000, bank_ms=60000, increment_ms=100, reaction_ms=1000),
+            rules=GameRules(preset="super-taki-2018", flags=RULE_FLAGS),
+            time=TimeLimits(move_ms=1000, bank_ms=60000, increment_ms=100, reaction_ms=1000),
         ),
         "react": React(
             id=32,

@@ -21,35 +21,13 @@ from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import directory_error, parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
-from referee.core.schedule import ScheduledGame, derive_seed, fresh_seed, rotate
+from referee.core.schedule import fresh_seed, match_games
 from referee.core.specs import BotSpec
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.rules import Rules
 from referee.rules.config import DealError
-
-
-def match_games(
-    names: Sequence[str], games: int, seed: int, rotation: int | None = None
-) -> Iterator[ScheduledGame]:
-    """Game ``i`` deals deck ``i // n`` with the bots rotated ``i % n`` seats, so every
-    ``n`` consecutive games replay one deal from every seat. The games are made one at a
-    time, as they are played. With ``rotation``, only the games of that rotation: the
-    match plays a rotation at a time, each by bot processes of its own, so that no
-    process plays a deal twice (``referee.core.schedule``)."""
-    n = len(names)
-    first, step = (0, 1) if rotation is None else (rotation, n)
-    for i in range(first, games, step):
-        deal, rot = divmod(i, n)
-        yield ScheduledGame(
-            game_id=f"game{i + 1}",
-            block=f"deal{deal}",
-            deal=deal,
-            rotation=rot,
-            seed=derive_seed(seed, "deal", deal),
-            seats=rotate(names, rot),
-        )
 
 
 def master_seed(args: argparse.Namespace) -> int:

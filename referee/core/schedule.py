@@ -78,6 +78,28 @@ def block_games(table: Sequence[str], deal: int, seed: int) -> list[ScheduledGam
     ]
 
 
+def match_games(
+    names: Sequence[str], games: int, seed: int, rotation: int | None = None
+) -> Iterator[ScheduledGame]:
+    """The schedule of ``taki-referee match``: game ``i`` (``game{i+1}``) deals deck
+    ``i // n`` with the bots rotated ``i % n`` seats, so every ``n`` consecutive games
+    replay one deal from every seat. The games are made one at a time, as they are
+    played. With ``rotation``, only the games of that rotation: a match plays a rotation
+    at a time, by bot processes of its own, so that no process plays a deal twice."""
+    n = len(names)
+    first, step = (0, 1) if rotation is None else (rotation, n)
+    for i in range(first, games, step):
+        deal, rot = divmod(i, n)
+        yield ScheduledGame(
+            game_id=f"game{i + 1}",
+            block=f"deal{deal}",
+            deal=deal,
+            rotation=rot,
+            seed=derive_seed(seed, "deal", deal),
+            seats=rotate(names, rot),
+        )
+
+
 def _check_table_size(bots: Sequence[str], table_size: int) -> None:
     if not 2 <= table_size <= len(bots):
         raise ValueError(

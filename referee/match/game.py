@@ -21,14 +21,14 @@ from taki_protocol import (
     FORFEIT_REASONS,
     Decide,
     GameOver,
+    GameRules,
     GameStart,
     React,
     Standing,
+    TimeLimits,
     trusted_data,
 )
 from taki_protocol import Forfeit as WireForfeit
-from taki_protocol import Rules as WireRules
-from taki_protocol import TimeControl as WireTime
 
 from referee.core.clock import SeatClock, TimeControl
 from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
@@ -223,8 +223,8 @@ class GameReferee:
             seat=seat,
             players=len(self.game.seats),
             names=list(self.game.seats),
-            rules=WireRules(preset=preset, flags=rules),
-            time=WireTime(
+            rules=GameRules(preset=preset, flags=rules),
+            time=TimeLimits(
                 move_ms=time.move_ms,
                 bank_ms=time.bank_ms,
                 increment_ms=time.increment_ms,

@@ -260,7 +260,7 @@ def test_a_file_where_a_directory_is_wanted(
 
 def test_the_match_schedule_is_made_as_it_is_played() -> None:
     """``--games 1000000000`` starts at once: no list of every game is built first."""
-    from referee.cli.match import match_games
+    from referee.core.schedule import match_games
 
     schedule = match_games(["a", "b"], 10**12, 5)
     first, second, third = next(schedule), next(schedule), next(schedule)

@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from taki_protocol import TimeControl as WireTime
+from taki_protocol import TimeLimits
 from taki_protocol.constants import MAX_INT32
 
 from referee.core.clock import DEFAULT_GRACE_MS, MAX_MS, Charge, SeatClock, TimeControl
@@ -69,9 +69,9 @@ def test_every_limit_fits_the_protocol(field: str) -> None:
         TimeControl(**{**base, field: MAX_MS + 1})
     tc = TimeControl(**{**base, field: MAX_MS})
     assert getattr(tc, field) == MAX_MS
-    wire = WireTime(move_ms=tc.move_ms, bank_ms=tc.bank_ms, increment_ms=tc.increment_ms,
+    wire = TimeLimits(move_ms=tc.move_ms, bank_ms=tc.bank_ms, increment_ms=tc.increment_ms,
                     reaction_ms=tc.reaction_ms)
-    assert WireTime.from_wire(wire.to_wire()) == wire
+    assert TimeLimits.from_wire(wire.to_wire()) == wire
 
 
 def test_bank_never_grows_beyond_what_the_protocol_carries() -> None:

@@ -23,9 +23,9 @@ import pytest
 import trio
 from processes import gone, live_children
 
-from referee.cli.match import match_games
 from referee.core.clock import TimeControl
 from referee.core.replay import Replay, verify
+from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit

@@ -21,6 +21,7 @@ from taki_protocol import (
     Decide,
     Error,
     GameOver,
+    GameRules,
     GameStart,
     Hello,
     LocalProtocolError,
@@ -29,12 +30,11 @@ from taki_protocol import (
     React,
     ReceivedMessageTooLargeError,
     RemoteProtocolError,
-    Rules,
     Sentinel,
     SentMessageTooLargeError,
     Shutdown,
     Standing,
-    TimeControl,
+    TimeLimits,
     pack_message,
     trusted_data,
     unpack_message,
@@ -47,8 +47,8 @@ GAME_START = GameStart(
     seat=0,
     players=2,
     names=["tester", "other"],
-    rules=Rules(preset="super-taki-2018"),
-    time=TimeControl(move_ms=1000, reaction_ms=500),
+    rules=GameRules(preset="super-taki-2018"),
+    time=TimeLimits(move_ms=1000, reaction_ms=500),
 )
 VIEW = {"seat": 0, "hand": ["red:5", "king"], "phase": "play", "events": []}
 LEGAL = [{"kind": "play", "card": "red:5"}, {"kind": "draw", "count": 1}]

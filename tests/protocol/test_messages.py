@@ -15,23 +15,23 @@ from taki_protocol import (
     Error,
     Forfeit,
     GameOver,
+    GameRules,
     GameStart,
     Hello,
     LocalProtocolError,
     Message,
     React,
     RemoteProtocolError,
-    Rules,
     Shutdown,
     Standing,
-    TimeControl,
+    TimeLimits,
     decode_message,
     pack_message,
     unpack_message,
 )
 
-RULES = Rules(preset="super-taki-2018", flags={"crazy_card": False})
-TIME = TimeControl(move_ms=1000, bank_ms=None, increment_ms=0, reaction_ms=500)
+RULES = GameRules(preset="super-taki-2018", flags={"crazy_card": False})
+TIME = TimeLimits(move_ms=1000, bank_ms=None, increment_ms=0, reaction_ms=500)
 LEGAL = [{"kind": "draw", "count": 1}]
 
 
@@ -65,12 +65,12 @@ def game_start(**changes: Any) -> GameStart:
         (lambda: game_start(names=["a", "b"]), "has 2 names for 3 players"),
         (lambda: game_start(names=["a", "", "c"]), r"names\[1\] must not be empty"),
         (lambda: game_start(names=("a", "b", "c")), "names must be an array"),
-        (lambda: game_start(rules={"preset": "x"}), "rules must be Rules"),
-        (lambda: Rules(preset="p", flags={"k": b"bytes"}), "rules.flags.k must be plain data"),
-        (lambda: Rules(preset="p", flags={1: True}), "key that is an integer"),
-        (lambda: TimeControl(reaction_ms=1), "needs move_ms, bank_ms or both"),
-        (lambda: TimeControl(move_ms=0, reaction_ms=1), "move_ms must be between 1"),
-        (lambda: TimeControl(move_ms=1, reaction_ms=1, increment_ms=-1), "increment_ms"),
+        (lambda: game_start(rules={"preset": "x"}), "rules must be GameRules"),
+        (lambda: GameRules(preset="p", flags={"k": b"bytes"}), "rules.flags.k must be plain data"),
+        (lambda: GameRules(preset="p", flags={1: True}), "key that is an integer"),
+        (lambda: TimeLimits(reaction_ms=1), "needs move_ms, bank_ms or both"),
+        (lambda: TimeLimits(move_ms=0, reaction_ms=1), "move_ms must be between 1"),
+        (lambda: TimeLimits(move_ms=1, reaction_ms=1, increment_ms=-1), "increment_ms"),
         (lambda: Decide(id=-1, view={}, legal=LEGAL, deadline_ms=1), "decide.id must be between"),
         (lambda: Decide(id=2**31, view={}, legal=LEGAL, deadline_ms=1), "id must be between"),
         (lambda: Decide(id=1, view=[], legal=LEGAL, deadline_ms=1), "view must be a map"),
@@ -142,7 +142,7 @@ def test_valid_edge_values() -> None:
     Decide(id=0, view={}, legal=LEGAL, time_left_ms=0, deadline_ms=0)
     Decide(id=2**31 - 1, view={"n": -(2**63), "m": 2**64 - 1}, legal=LEGAL, deadline_ms=1)
     React(id=3, view={}, legal=[{"kind": "pass"}], deadline_ms=1)
-    TimeControl(bank_ms=1, reaction_ms=1)
+    TimeLimits(bank_ms=1, reaction_ms=1)
     Standing(seat=9, place=10, points=-(2**31))
 
 
@@ -185,7 +185,7 @@ def test_wire_keys_are_in_canonical_order() -> None:
 
 
 def test_optional_fields_have_defaults() -> None:
-    records = [*MESSAGE_CLASSES.values(), Rules, TimeControl, Forfeit, Standing]
+    records = [*MESSAGE_CLASSES.values(), GameRules, TimeLimits, Forfeit, Standing]
     for cls in records:
         defaults = {a.name for a in cls.__attrs_attrs__ if a.default is not attrs.NOTHING}
         assert defaults >= cls.OPTIONAL, cls
@@ -206,8 +206,8 @@ def test_optional_fields_may_be_omitted() -> None:
     )
     assert isinstance(decide, Decide)
     assert decide.time_left_ms is None
-    time = TimeControl.from_wire({"move_ms": 5, "reaction_ms": 5})
-    assert time == TimeControl(move_ms=5, bank_ms=None, increment_ms=0, reaction_ms=5)
+    time = TimeLimits.from_wire({"move_ms": 5, "reaction_ms": 5})
+    assert time == TimeLimits(move_ms=5, bank_ms=None, increment_ms=0, reaction_ms=5)
 
 
 @pytest.mark.parametrize(
@@ -283,7 +283,7 @@ actions = st.builds(
     plain_maps,
 )
 times = st.builds(
-    TimeControl,
+    TimeLimits,
     move_ms=st.integers(min_value=1, max_value=10**6),
     bank_ms=st.none() | st.integers(min_value=1, max_value=10**7),
     increment_ms=st.integers(min_value=0, max_value=10**4),
@@ -299,7 +299,7 @@ def game_starts(draw: st.DrawFn) -> GameStart:
         seat=draw(st.integers(min_value=0, max_value=players - 1)),
         players=players,
         names=draw(st.lists(names, min_size=players, max_size=players)),
-        rules=Rules(preset=draw(st.text(min_size=1, max_size=30)), flags=draw(plain_maps)),
+        rules=GameRules(preset=draw(st.text(min_size=1, max_size=30)), flags=draw(plain_maps)),
         time=draw(times),
     )
 
@@ -320,7 +320,7 @@ def game_overs(draw: st.DrawFn) -> GameOver:
         for seat in seats
     ]
     events = draw(
-        st.lists(st.builds(lambda t, m: {"type": t, **m}, st.text(min_size=1), plain_maps))
+        st.lists(st.builds(lambda t, m: {**m, "type": t}, st.text(min_size=1), plain_maps))
     )
     return GameOver(game_id=draw(st.text(min_size=1, max_size=128)), ranking=ranking, events=events)
 

@@ -16,16 +16,16 @@ from taki_protocol import (
     Decide,
     Error,
     GameOver,
+    GameRules,
     GameStart,
     Hello,
     Message,
     React,
     ReceivedMessageTooLargeError,
     RemoteProtocolError,
-    Rules,
     Shutdown,
     Standing,
-    TimeControl,
+    TimeLimits,
     pack_message,
     resolve_choice,
     run_bot,
@@ -55,8 +55,8 @@ run_bot(
 """
 
 HELLO = Hello(referee="taki-referee test")
-RULES = Rules(preset="super-taki-2018", flags={})
-TIME = TimeControl(move_ms=1000, bank_ms=30000, increment_ms=50, reaction_ms=500)
+RULES = GameRules(preset="super-taki-2018", flags={})
+TIME = TimeLimits(move_ms=1000, bank_ms=30000, increment_ms=50, reaction_ms=500)
 
 
 def start(game_id: str, seat: int) -> GameStart:

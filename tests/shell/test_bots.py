@@ -13,7 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 import trio
-from taki_protocol import Decide, GameStart, Rules, TimeControl
+from taki_protocol import Decide, GameRules, GameStart, TimeLimits
 
 from referee.core.faults import BotCrashed, BotProtocolError, BotTimeout
 from referee.core.specs import BotCommand, BotSpec
@@ -65,8 +65,8 @@ async def start_game(conn: BotConnection) -> None:
             seat=0,
             players=2,
             names=["a", "b"],
-            rules=Rules(preset="super-taki-2018"),
-            time=TimeControl(move_ms=1000, reaction_ms=1000),
+            rules=GameRules(preset="super-taki-2018"),
+            time=TimeLimits(move_ms=1000, reaction_ms=1000),
         ),
         timeout_s=1,
     )

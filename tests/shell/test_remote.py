@@ -34,11 +34,11 @@ from processes import live_children
 from taki_protocol import BotHello, Error, pack_message, unpack_message
 
 from referee.cli.main import main
-from referee.cli.match import match_games
 from referee.config.settings import SettingsError, load_league, make_command, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.replay import Replay, verify
+from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
