@@ -33,9 +33,7 @@ has a guard (:mod:`referee.shell.guard`): a tiny process that kills the bot's gr
 session when the referee disappears without having disarmed it. The guard is started
 first; the bot's process tells it its group between ``fork`` and ``exec``, so the bot's
 program never runs unguarded, however early the referee dies. (A parent-death signal
-would not do: Trio starts processes from a worker thread, and the kernel sends that
-signal when the starting *thread* ends, which Trio's thread cache does after a few idle
-seconds.)
+would fire when Trio's starting worker *thread* ends, after a few idle seconds.)
 
 Limitation: a descendant that starts a session of its own (``setsid``) is out of reach
 of both the cleanup and the guard. The sandbox (:mod:`referee.shell.sandbox`) contains
@@ -382,13 +380,17 @@ class BotProcess:
         Also kills the rest of its session, and waits, at most
         :data:`GROUP_EXIT_WAIT_S`, for all of it to die. Idempotent.
         """
-        self._kill_group()
-        self._returncode = await self._process.wait()
-        await self._clear_session()
+        await self._kill_and_reap()
         if self._guard is not None:
             self._guard.disarm()
 
     # ----------------------------------------------------------------- internals
+
+    async def _kill_and_reap(self) -> None:
+        """The one kill sequence: the group, the bot reaped, the rest of its session."""
+        self._kill_group()
+        self._returncode = await self._process.wait()
+        await self._clear_session()
 
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -481,9 +483,7 @@ class BotProcess:
         """Kill the group, reap the bot, stop the service tasks. Idempotent."""
         if self._closed:
             return
-        self._kill_group()
-        self._returncode = await self._process.wait()
-        await self._clear_session()
+        await self._kill_and_reap()
         if self._guard is not None:
             await self._guard.close()
         with trio.move_on_after(STDERR_DRAIN_S):

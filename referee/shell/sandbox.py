@@ -94,9 +94,12 @@ def sandboxed_argv(
                 *(os.path.realpath(b) for b in sandbox.binds)]
     if cwd is not None:
         readable.append(here)
+    # The private /tmp first: a path under /tmp bound after it stays visible on top of it.
     out = [
         bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
         "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+        "--proc", "/proc", "--dev", "/dev", "--size", str(sandbox.tmp_mb << 20),
+        "--tmpfs", "/tmp",
     ]
     for path in (*SYSTEM_DIRS, *ETC_ENTRIES):
         if os.path.lexists(path):
@@ -104,7 +107,5 @@ def sandboxed_argv(
     for path in dict.fromkeys(readable):
         if os.path.exists(path):
             out += ["--ro-bind", path, path]
-    out += ["--proc", "/proc", "--dev", "/dev",
-            "--size", str(sandbox.tmp_mb << 20), "--tmpfs", "/tmp",
-            "--chdir", here if cwd is not None else "/tmp", "--"]
+    out += ["--chdir", here if cwd is not None else "/tmp", "--"]
     return out + [named.get(word, word) for word in argv]

@@ -3,7 +3,8 @@ stop. When the attempt succeeds it answers out of range (an ``illegal`` forfeit 
 test); when it fails it plays on. Says what happened on stderr.
 
 Usage: sandbox_probe.py MODE [ARG...]
-  read PATH...    read any of these files
+  read =PATH...   read any of these files (each path after a "=", so that the sandbox
+                  does not take it for a file of the bot's own)
   connect PORT    open a TCP connection to 127.0.0.1:PORT
   tmp             find /tmp/sandbox-probe left by an earlier process, then leave it
   proc            see the referee's guard or the test process (their command lines)
@@ -32,7 +33,7 @@ def say(text: str) -> None:
 
 def escaped() -> bool:
     if MODE == "read":
-        for path in ARGS:
+        for path in (arg.removeprefix("=") for arg in ARGS):
             try:
                 with open(path, "rb") as f:
                     f.read(1)

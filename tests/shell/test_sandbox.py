@@ -78,8 +78,8 @@ def probe_log(here: Path) -> str:
 def test_the_referees_files_are_out_of_reach(
     here: Path, capsys: pytest.CaptureFixture[str], sandbox: bool
 ) -> None:
-    paths = [str(here / "results.sqlite"), str(here / "replays" / "game1.json"),
-             str(here / "secret.txt")]
+    paths = [f"={here / name}" for name in ("results.sqlite", "replays/game1.json",
+                                            "secret.txt")]
     games, err = match(capsys, [probe("read", *paths), RANDOM],
                        *(["--sandbox"] if sandbox else []))
     if sandbox:
@@ -190,6 +190,18 @@ def test_the_sample_bots_play_sandboxed_unchanged(
         f"c={REPO / 'sample_bots' / 'c' / 'taki_bot'}"]
     games, _ = match(capsys, bots, "--sandbox", "--memory-mb", "512", games=4)
     assert all(p["forfeit"] is None for players in games for p in players)
+
+
+def test_a_bot_kept_under_tmp_is_still_visible(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The sandbox's private /tmp must not hide a bot (or a checkout) that lives in /tmp.
+    bot = here / "bots" / "random_bot.py"
+    bot.parent.mkdir()
+    bot.write_text((REPO / "sample_bots" / "random_bot.py").read_text())
+    assert str(bot).startswith("/tmp/")
+    games, _ = match(capsys, [f"probe=python {bot} 3", RANDOM], "--sandbox")
+    assert probe_forfeits(games) == [None]
 
 
 def marked(marker: str) -> list[psutil.Process]:
