@@ -6,6 +6,15 @@ from typing import TYPE_CHECKING
 
 from . import actions as A
 from . import cards as C
+from .events import (
+    ComboPlayed,
+    Forfeited,
+    HandsPassed,
+    Played,
+    RunEnded,
+    SeatEvent,
+    Staged,
+)
 from .phases import AGAIN, KING, OVER, PLAY, REACT, RUN
 from .results import EndReason, hand_points
 
@@ -32,7 +41,7 @@ def apply_action(s: GameState, seat: int, action: Action, last_card: bool) -> No
     else:
         if last_card and not s.declared:
             s.declared = True
-            s.events.append(("last_card", seat))
+            s.events.append(SeatEvent("last_card", seat))
         if kind == A.PLAY:
             _play(s, seat, action, phase)
         elif kind == A.DRAW:
@@ -46,10 +55,10 @@ def apply_action(s: GameState, seat: int, action: Action, last_card: bool) -> No
         elif kind == A.CLOSE_RUN or kind == A.LEAVE_RUN_OPEN:
             closed = kind == A.CLOSE_RUN
             s.open_run = -1 if closed else s.run_color
-            s.events.append(("run_end", seat, closed))
+            s.events.append(RunEnded("run_end", seat, closed))
             _act(s, s.run_last, False)
         elif kind == A.END_TURN:
-            s.events.append(("end_turn", seat))
+            s.events.append(SeatEvent("end_turn", seat))
             s.end_turn()
         elif kind == A.PLAY_COMBO:
             _play_combo(s, seat, action.color)
@@ -66,7 +75,7 @@ def _play(s: GameState, seat: int, action: Action, phase: int) -> None:
         if code == C.KING or code == C.CHANGE_COLOR:
             # R12: a King or Change Color ends the run and counts as closing it.
             s.open_run = -1
-            s.events.append(("run_end", seat, True))
+            s.events.append(RunEnded("run_end", seat, True))
             _land(s, seat, action)
         else:
             _add_to_run(s, seat, code)
@@ -75,7 +84,7 @@ def _play(s: GameState, seat: int, action: Action, phase: int) -> None:
         # R10, R15, R16: answering an active +2 chain.
         if code == C.PLUS_THREE:
             s.discard.append(code)
-            s.events.append(("play", seat, code, None))
+            s.events.append(Played("play", seat, code, None))
             s.pending += 2
             _hand_emptied(s, seat)
             if s.phase != OVER:
@@ -112,9 +121,9 @@ def _place(s: GameState, seat: int, action: Action) -> None:
     color = _COLOR[code]
     if code == C.CHANGE_COLOR:
         color = action.color
-        s.events.append(("play", seat, code, color))
+        s.events.append(Played("play", seat, code, color))
     else:
-        s.events.append(("play", seat, code, None))
+        s.events.append(Played("play", seat, code, None))
     if C.IS_TRANSPARENT[code]:
         return
     s.lead = code
@@ -185,7 +194,7 @@ def _act(s: GameState, code: int, turn_must_end: bool) -> None:
 def _start_run(s: GameState, seat: int, code: int, color: int) -> None:
     s.discard.append(code)
     s.lead = code
-    s.events.append(("play", seat, code, None))
+    s.events.append(Played("play", seat, code, None))
     if s.open_run >= 0 and color != s.open_run:
         s.open_run = -1
     s.color = color
@@ -201,7 +210,7 @@ def _start_run(s: GameState, seat: int, code: int, color: int) -> None:
 def _add_to_run(s: GameState, seat: int, code: int) -> None:
     s.discard.append(code)
     s.lead = code
-    s.events.append(("play", seat, code, None))
+    s.events.append(Played("play", seat, code, None))
     s.run_last = code
     s.run_can_close = True
     if s.sizes[seat] == 0:
@@ -219,7 +228,7 @@ def _run_emptied_hand(s: GameState, seat: int) -> None:
         return
     closed = s.run_can_close
     s.open_run = -1 if closed else s.run_color
-    s.events.append(("run_end", seat, closed))
+    s.events.append(RunEnded("run_end", seat, closed))
     _act(s, s.run_last, True)
 
 
@@ -233,7 +242,7 @@ def _hand_emptied(s: GameState, seat: int) -> bool:
         s.finish(seat, EndReason.WIN)
         return True
     stages[seat] -= 1
-    s.events.append(("stage", seat, stages[seat]))
+    s.events.append(Staged("stage", seat, stages[seat]))
     s.draw(seat, stages[seat], "stage")
     return True
 
@@ -258,9 +267,9 @@ def _resolve_window(s: GameState) -> None:
     if breaker is not None:
         s.take(breaker, C.BREAKER)
         s.discard.append(C.BREAKER)
-        s.events.append(("break", breaker))
+        s.events.append(SeatEvent("break", breaker))
         if breaker in s.react_declared:
-            s.events.append(("last_card", breaker))
+            s.events.append(SeatEvent("last_card", breaker))
         _hand_emptied(s, breaker)
         if s.phase == OVER:
             return
@@ -288,7 +297,7 @@ def _pass_hands(s: GameState) -> None:
         s.hands[s.next_seat(p)] = hands[p]
     for p in seats:
         s.sizes[p] = sum(s.hands[p].values())
-    s.events.append(("hands_passed", s.direction))
+    s.events.append(HandsPassed("hands_passed", s.direction))
 
 
 def _play_combo(s: GameState, seat: int, color: int) -> None:
@@ -302,7 +311,7 @@ def _play_combo(s: GameState, seat: int, color: int) -> None:
     if s.open_run >= 0 and color != s.open_run:
         s.open_run = -1
     s.color = color
-    s.events.append(("play_combo", seat, color))
+    s.events.append(ComboPlayed("play_combo", seat, color))
     if _hand_emptied(s, seat) and s.phase == OVER:
         return
     for p in s.seats_after(seat):
@@ -319,7 +328,7 @@ def forfeit(s: GameState, seat: int, reason: str, detail: str) -> None:
     s.draw_pile[:0] = left
     s.hands[seat] = {}
     s.sizes[seat] = 0
-    s.events.append(("forfeit", seat, reason))
+    s.events.append(Forfeited("forfeit", seat, reason))
     if s.n_active < 2:
         remaining = next(p for p in range(s.players) if s.active[p])
         s.finish(remaining, EndReason.LAST_STANDING)

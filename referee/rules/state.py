@@ -16,12 +16,10 @@ from .actions import Action
 from .apply import apply_action, forfeit
 from .config import Rules
 from .errors import GameOverError, IllegalActionError
+from .events import Drew, Event, Reshuffled, SeatEvent
 from .legal import legal_actions
 from .phases import OVER, PHASE_NAMES, PLAY, REACT
 from .results import EndReason, GameResult, game_result
-
-Event = tuple[Any, ...]
-
 
 _SNAPSHOT_FIELDS = (
     "players", "sizes", "active", "draw_pile", "discard", "lead", "color", "direction",
@@ -258,7 +256,7 @@ class GameState:
         for code in taken:
             hand[code] = hand.get(code, 0) + 1
         self.sizes[seat] += k
-        self.events.append(("draw", seat, k, reason, tuple(taken)))
+        self.events.append(Drew("draw", seat, k, reason, tuple(taken)))
 
     def reshuffle(self) -> None:
         """Shuffle the discard pile, except the Leading Card and the transparent cards
@@ -273,7 +271,7 @@ class GameState:
         self.discard = discard[i:]
         self.rng.shuffle(rest)
         self.draw_pile = rest + self.draw_pile
-        self.events.append(("reshuffle", len(self.draw_pile)))
+        self.events.append(Reshuffled("reshuffle", len(self.draw_pile)))
 
     def start_turn(self, seat: int) -> None:
         self.turn = seat
@@ -289,7 +287,7 @@ class GameState:
             self.draw(seat, penalty, "last_card")
         nxt = self.next_seat(seat)
         if skip:
-            self.events.append(("skip", nxt))
+            self.events.append(SeatEvent("skip", nxt))
             nxt = self.next_seat(nxt)
         self.start_turn(nxt)
 
@@ -298,7 +296,7 @@ class GameState:
         self.end_reason = reason
         self.phase = OVER
         if winner is not None:
-            self.events.append(("win", winner))
+            self.events.append(SeatEvent("win", winner))
 
 
 def new_game(

@@ -10,10 +10,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import cards as C
+from .events import (
+    ComboPlayed,
+    Drew,
+    Event,
+    Forfeited,
+    HandsPassed,
+    Played,
+    Reshuffled,
+    RunEnded,
+    SeatEvent,
+    Staged,
+)
 from .phases import PHASE_NAMES
 
 if TYPE_CHECKING:
-    from .state import Event, GameState
+    from .state import GameState
 
 
 def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
@@ -44,28 +56,29 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
 
 def event_for(event: Event, seat: int | None) -> dict[str, Any]:
     """An event as the given seat may see it (``seat=None``: the referee's full view)."""
-    kind = event[0]
-    if kind == "play":
-        out: dict[str, Any] = {"type": "play", "seat": event[1], "card": C.NAMES[event[2]]}
-        if event[2] == C.CHANGE_COLOR:
-            out["color"] = C.COLORS[event[3]]
-        return out
-    if kind == "draw":
-        out = {"type": "draw", "seat": event[1], "count": event[2], "reason": event[3]}
-        if seat is None or seat == event[1]:
-            out["cards"] = C.sorted_names(event[4])
-        return out
-    if kind == "play_combo":
-        return {"type": kind, "seat": event[1], "color": C.COLORS[event[2]]}
-    if kind == "run_end":
-        return {"type": kind, "seat": event[1], "closed": event[2]}
-    if kind == "reshuffle":
-        return {"type": kind, "draw_pile": event[1]}
-    if kind == "hands_passed":
-        return {"type": kind, "direction": event[1]}
-    if kind == "stage":
-        return {"type": kind, "seat": event[1], "stage": event[2]}
-    if kind == "forfeit":
-        return {"type": kind, "seat": event[1], "reason": event[2]}
-    # skip, end_turn, last_card, break, win
-    return {"type": kind, "seat": event[1]}
+    match event:
+        case Played(seat=who, card=card, color=color):
+            out: dict[str, Any] = {"type": "play", "seat": who, "card": C.NAMES[card]}
+            if card == C.CHANGE_COLOR and color is not None:
+                out["color"] = C.COLORS[color]
+            return out
+        case Drew(seat=who, number=count, reason=reason, cards=cards):
+            out = {"type": "draw", "seat": who, "count": count, "reason": reason}
+            if seat is None or seat == who:
+                out["cards"] = C.sorted_names(cards)
+            return out
+        case ComboPlayed(kind=kind, seat=who, color=color):
+            return {"type": kind, "seat": who, "color": C.COLORS[color]}
+        case RunEnded(kind=kind, seat=who, closed=closed):
+            return {"type": kind, "seat": who, "closed": closed}
+        case Reshuffled(kind=kind, draw_pile=size):
+            return {"type": kind, "draw_pile": size}
+        case HandsPassed(kind=kind, direction=direction):
+            return {"type": kind, "direction": direction}
+        case Staged(kind=kind, seat=who, stage=stage):
+            return {"type": kind, "seat": who, "stage": stage}
+        case Forfeited(kind=kind, seat=who, reason=reason):
+            return {"type": kind, "seat": who, "reason": reason}
+        case SeatEvent(kind=kind, seat=who):  # skip, end_turn, last_card, break, win
+            return {"type": kind, "seat": who}
+    raise TypeError(f"not an event: {event!r}")

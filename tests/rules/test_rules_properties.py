@@ -22,6 +22,7 @@ from taki_protocol import Decide
 from referee.rules import GameOverError, GameState, IllegalActionError, Rules, new_game, view
 from referee.rules import actions as A
 from referee.rules import cards as C
+from referee.rules.events import Drew
 from referee.rules.phases import AGAIN, OVER, REACT, RUN
 
 RULE_SETS: dict[str, Rules] = {
@@ -263,7 +264,8 @@ def hide_differently(state: GameState, seat: int, rng: random.Random, since: int
     assert i == len(pool)
     deck = state.rules.deck_cards()
     other.events[since:] = [
-        (*e[:4], tuple(rng.choices(deck, k=e[2]))) if e[0] == "draw" and e[1] != seat else e
+        e._replace(cards=tuple(rng.choices(deck, k=e.number)))
+        if isinstance(e, Drew) and e.seat != seat else e
         for e in state.events[since:]
     ]
     if state.phase == REACT:
