@@ -4,7 +4,7 @@ See PROTOCOL.md for the specification this package implements.
 """
 
 from ._checks import trusted_data
-from ._framing import FrameScanner
+from ._framing import FrameBuffer, FrameScanner
 from .codec import EOF, NEED_DATA, Codec, Role, Sentinel, pack_message, unpack_message
 from .constants import (
     FORFEIT_REASONS,
@@ -44,7 +44,7 @@ from .messages import (
     TimeLimits,
     decode_message,
 )
-from .sdk import Choice, Chooser, resolve_choice, run_bot
+from .sdk import Choice, Chooser, RefereeStream, resolve_choice, run_bot
 
 __all__ = [
     "EOF",
@@ -65,6 +65,7 @@ __all__ = [
     "Error",
     "Forfeit",
     "ForfeitReason",
+    "FrameBuffer",
     "FrameScanner",
     "GameOver",
     "GameRules",
@@ -78,6 +79,7 @@ __all__ = [
     "React",
     "ReceivedMessageTooLargeError",
     "RefereeMessage",
+    "RefereeStream",
     "RemoteProtocolError",
     "Request",
     "Role",

@@ -170,3 +170,36 @@ class FrameScanner:
                 f" over the maximum of {self._max_container_len}"
             )
         return count
+
+
+class FrameBuffer:
+    """Bytes in, complete messages out: the one reader of a msgpack stream from a peer
+    that is not trusted (the referee's codec, a new remote connection, the connect
+    client's first message). Framing is checked on the headers as the bytes arrive
+    (:class:`FrameScanner`); decoding a frame is the caller's."""
+
+    def __init__(self, max_size: int, max_container_len: int) -> None:
+        self._buffer = bytearray()
+        self._scanner = FrameScanner(max_size, max_container_len)
+
+    def feed(self, data: bytes | bytearray) -> None:
+        self._buffer += data
+
+    def next_frame(self) -> bytes | None:
+        """The next complete message's bytes, or None while more are needed. Raises as
+        :meth:`FrameScanner.scan` does."""
+        length = self._scanner.scan(self._buffer)
+        if length is None:
+            return None
+        frame = bytes(self._buffer[:length])
+        del self._buffer[:length]
+        self._scanner.reset()
+        return frame
+
+    def __len__(self) -> int:
+        """Bytes received and not yet taken as a frame."""
+        return len(self._buffer)
+
+    def peek(self, size: int) -> bytes:
+        """The first ``size`` bytes not yet taken as a frame."""
+        return bytes(self._buffer[:size])

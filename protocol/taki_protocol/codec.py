@@ -27,7 +27,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]
 
-from ._framing import FrameScanner
+from ._framing import FrameBuffer, FrameScanner
 from .constants import MAX_BOT_MESSAGE_SIZE, MAX_CONTAINER_LEN, MAX_MESSAGE_SIZE
 from .errors import (
     LocalProtocolError,
@@ -161,8 +161,7 @@ class Codec:
         self._peer: Role = "bot" if role == "referee" else "referee"
         self._incoming = _BOT_MESSAGES if role == "referee" else _REFEREE_MESSAGES
         self._max_size = max_message_size
-        self._buffer = bytearray()
-        self._scanner = FrameScanner(max_received_size, MAX_CONTAINER_LEN)
+        self._frames = FrameBuffer(max_received_size, MAX_CONTAINER_LEN)
         self._packer = msgpack.Packer(use_bin_type=True)
         self._eof = False
         self._failure: RemoteProtocolError | None = None
@@ -212,7 +211,7 @@ class Codec:
             return
         if self._eof:
             raise LocalProtocolError("receive_data() called with data after EOF")
-        self._buffer += data
+        self._frames.feed(data)
 
     def next_message(self) -> Message | Sentinel:
         """Return the next complete message, :data:`NEED_DATA` or :data:`EOF`.
@@ -233,19 +232,16 @@ class Codec:
 
     def _next_message(self) -> Message | Sentinel:
         while True:
-            length = self._scanner.scan(self._buffer)
-            if length is None:
+            frame = self._frames.next_frame()
+            if frame is None:
                 if not self._eof:
                     return NEED_DATA
-                if self._buffer:
+                if self._frames:
                     raise RemoteProtocolError(
-                        f"stream closed in the middle of a message ({len(self._buffer)}"
+                        f"stream closed in the middle of a message ({len(self._frames)}"
                         " bytes received)"
                     )
                 return EOF
-            frame = bytes(self._buffer[:length])
-            del self._buffer[:length]
-            self._scanner.reset()
             obj = _unpack_frame(frame)
             kind = obj.get("type") if isinstance(obj, dict) else None
             cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None

@@ -44,7 +44,7 @@ from .messages import (
     decode_message,
 )
 
-__all__ = ["Choice", "Chooser", "resolve_choice", "run_bot"]
+__all__ = ["Choice", "Chooser", "RefereeStream", "resolve_choice", "run_bot"]
 
 _READ_SIZE = 65_536
 
@@ -163,7 +163,7 @@ def _serve(
 ) -> None:
     read = _reader(sys.stdin.buffer if stdin is None else stdin)
     write = _writer(out)
-    stream = _RefereeStream()
+    stream = RefereeStream()
     try:
         while True:
             data = read()
@@ -202,8 +202,11 @@ def _serve(
         return
 
 
-class _RefereeStream:
-    """The referee's byte stream cut into message maps, and the bot's answers packed.
+class RefereeStream:
+    """The referee's byte stream cut into message maps, and the bot's answers packed: the
+    one reader of a stream from a trusted referee (the SDK; the connect client, which
+    watches what it relays). Streams from untrusted peers go through
+    :class:`~taki_protocol.FrameBuffer`.
 
     The SDK trusts its referee: messages are split and decoded by msgpack itself, with
     the protocol's limits, and a request is answered straight from its map (see

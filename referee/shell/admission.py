@@ -15,7 +15,7 @@ import trio
 from taki_protocol import (
     MAX_BOT_MESSAGE_SIZE,
     MAX_CONTAINER_LEN,
-    FrameScanner,
+    FrameBuffer,
     ProtocolError,
 )
 
@@ -151,15 +151,14 @@ async def _read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
     """The first message of a new connection, as bytes: at most PREAUTH_MAX_BYTES, and
     nothing after it (a bot waits for ``hello`` before it sends anything else). ``tls``:
     whether the connection is TLS already (if not, a TLS handshake is told apart)."""
-    buffer = bytearray()
-    scanner = FrameScanner(PREAUTH_MAX_BYTES, MAX_CONTAINER_LEN)
+    frames = FrameBuffer(PREAUTH_MAX_BYTES, MAX_CONTAINER_LEN)
     while True:
-        chunk = await stream.receive_some(PREAUTH_MAX_BYTES + 1 - len(buffer))
+        chunk = await stream.receive_some(PREAUTH_MAX_BYTES + 1 - len(frames))
         if not chunk:
             raise _Refused("closed", "closed the connection before its bot_hello", tell=False)
-        buffer += chunk
-        if not tls and buffer[:2] == _TLS_HANDSHAKE[: len(buffer)]:
-            if len(buffer) < 2:
+        frames.feed(chunk)
+        if not tls and frames.peek(2) == _TLS_HANDSHAKE[: len(frames)]:
+            if len(frames) < 2:
                 continue
             # The refusal is told all the same: a TLS client takes it for a broken
             # handshake from a server that does not speak TLS, which is the case.
@@ -168,16 +167,16 @@ async def _read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
                 " (is the bot connecting with --tls?)",
             )
         try:
-            length = scanner.scan(buffer)
+            frame = frames.next_frame()
         except ProtocolError as exc:
             raise _Refused("protocol", f"bad first message: {exc}") from None
-        if length is not None:
-            if length != len(buffer):
+        if frame is not None:
+            if frames:
                 raise _Refused(
                     "protocol", "sent more than its bot_hello before the referee's hello"
                 )
-            return bytes(buffer)
-        if len(buffer) > PREAUTH_MAX_BYTES:
+            return frame
+        if len(frames) > PREAUTH_MAX_BYTES:
             raise _Refused(
                 "protocol", f"sent more than {PREAUTH_MAX_BYTES} bytes before authenticating"
             )

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final
 
-import msgpack  # type: ignore[import-untyped]
 import trio
 from taki_protocol import (
     MAX_CONTAINER_LEN,
@@ -30,10 +29,11 @@ from taki_protocol import (
     PROTOCOL_VERSION,
     BotHello,
     Error,
-    FrameScanner,
+    FrameBuffer,
     Hello,
     Message,
     ProtocolError,
+    RefereeStream,
     decode_message,
     pack_message,
     unpack_message,
@@ -91,19 +91,17 @@ async def _read_message(
     receive: Callable[[], Awaitable[bytes | bytearray]], what: str
 ) -> tuple[Message, bytes, bytes]:
     """The first message of a byte stream: (message, its bytes, the bytes after it)."""
-    buffer = bytearray()
-    scanner = FrameScanner(MAX_MESSAGE_SIZE, MAX_CONTAINER_LEN)
+    frames = FrameBuffer(MAX_MESSAGE_SIZE, MAX_CONTAINER_LEN)
     while True:
         data = await receive()
         if not data:
             raise _Closed(f"{what} closed before its first message")
-        buffer += data
+        frames.feed(data)
         try:
-            length = scanner.scan(buffer)
-            if length is None:
+            frame = frames.next_frame()
+            if frame is None:
                 continue
-            frame = bytes(buffer[:length])
-            return unpack_message(frame), frame, bytes(buffer[length:])
+            return unpack_message(frame), frame, frames.peek(len(frames))
         except ProtocolError as exc:
             raise ConnectError(f"{what}'s first message is not valid: {exc}") from None
 
@@ -113,24 +111,21 @@ class _Watcher:
     ended: the last ``error`` or ``shutdown`` is kept."""
 
     def __init__(self) -> None:
-        self._unpacker = msgpack.Unpacker(
-            raw=False, max_buffer_size=2 * MAX_MESSAGE_SIZE, strict_map_key=False
-        )
+        self._stream: RefereeStream | None = RefereeStream()
         self.end: Message | None = None
         self.messages = 0
 
     def feed(self, data: bytes) -> None:
-        if self._unpacker is None:
+        if self._stream is None:
             return
         try:
-            self._unpacker.feed(data)
-            for obj in self._unpacker:
+            for obj in self._stream.feed(data):
                 self.messages += 1
-                if isinstance(obj, dict) and obj.get("type") in ("error", "shutdown"):
+                if obj.get("type") in ("error", "shutdown"):
                     with contextlib.suppress(ProtocolError):
                         self.end = decode_message(obj)
-        except (ValueError, msgpack.UnpackException, msgpack.BufferFull):
-            self._unpacker = None  # not ours to judge: the bot will complain
+        except ProtocolError:
+            self._stream = None  # not ours to judge: the bot will complain
 
 
 async def connect_bot(

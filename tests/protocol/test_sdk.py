@@ -30,7 +30,7 @@ from taki_protocol import (
     resolve_choice,
     run_bot,
 )
-from taki_protocol.sdk import _answer, _RefereeStream
+from taki_protocol.sdk import RefereeStream, _answer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -228,7 +228,7 @@ def test_resolve_choice() -> None:
 def test_answers_are_encoded_canonically() -> None:
     """The SDK packs its answers without building an Answer; the bytes must be the
     ones the codec would send."""
-    stream = _RefereeStream()
+    stream = RefereeStream()
     for request_id, index, last_card in [(1, 0, False), (2**31 - 1, 65535, True)]:
         assert stream.pack(_answer(request_id, index, last_card)) == pack_message(
             Answer(id=request_id, choice=index, last_card=last_card)
