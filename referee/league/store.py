@@ -27,6 +27,7 @@ import attrs
 from referee.core.errors import UserError
 from referee.core.faults import FaultReason
 from referee.ratings.elo import GameResult as RatedGame
+from referee.rules import EndReason
 
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
 APPLICATION_ID = 0x54414B49
@@ -83,6 +84,10 @@ def _fault_reason(value: str | None) -> FaultReason | None:
     return None if value is None else FaultReason(value)
 
 
+def _end_reason(value: str | None) -> EndReason | None:
+    return None if value is None else EndReason(value)
+
+
 @attrs.frozen
 class SeatRecord:
     seat: int
@@ -99,7 +104,8 @@ class GameRecord:
     block: str
     seed: int
     actions: int
-    reason: str | None
+    #: Why the game ended.
+    reason: EndReason | None = attrs.field(converter=_end_reason)
     seats: tuple[SeatRecord, ...]
     replay: str | None = None
 
