@@ -78,9 +78,12 @@ def league_size(config: LeagueConfig) -> int:
 #: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
 #: ``[league] deals_per_process``).
 MAX_DEALS_PER_UNIT = 32
-#: How many units of work the computed unit size aims at: enough that every place of a
-#: concurrency up to 8 gets about four, whatever the concurrency of a run.
-TARGET_UNITS = 32
+#: How many units of work the computed unit size aims at, whatever the concurrency of a
+#: run. Every table and seat rotation is a unit of its own already, so a league has more
+#: units than this unless it is small; a small league then starts its bots once per
+#: rotation of a table rather than for every couple of games (the demo league: 6 units
+#: of 6 games).
+TARGET_UNITS = 6
 
 
 def deals_per_unit(config: LeagueConfig) -> int:
@@ -89,8 +92,8 @@ def deals_per_unit(config: LeagueConfig) -> int:
 
     ``[league] deals_per_process`` sets it (at most ``deals``). Otherwise: starting a bot
     costs more than a game between fast bots, so a unit plays several deals; the league
-    is cut into about :data:`TARGET_UNITS` units so that it still runs in parallel and a
-    kill loses little. The size depends on the league file's bots, table size and deals
+    is cut into about :data:`TARGET_UNITS` units (of even length) so that it still runs in
+    parallel and a kill loses little. The size depends on the league file's bots, table size and deals
     only, never on the concurrency of a run: the units, hence where bot processes start,
     are the same in every run of a league, so a league resumed after a kill plays as an
     uninterrupted one does. A bot's resource limits hold for its process, hence for all
@@ -106,7 +109,9 @@ def deals_per_unit(config: LeagueConfig) -> int:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)
     wanted = math.ceil(tables * config.table_size * config.deals / TARGET_UNITS)
-    return max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
+    size = max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
+    # Runs of even length: 6 deals in units of 3 and 3, not 5 and 1.
+    return math.ceil(config.deals / math.ceil(config.deals / size))
 
 
 def pending_units(
