@@ -91,10 +91,11 @@ def deals_per_unit(config: LeagueConfig) -> int:
     rotation of the table; ``referee.core.schedule``).
 
     ``[league] deals_per_process`` sets it (at most ``deals``). Otherwise: starting a bot
-    costs more than a game between fast bots, so a unit plays several deals; the league
-    is cut into about :data:`TARGET_UNITS` units (of even length) so that it still runs in
-    parallel and a kill loses little. The size depends on the league file's bots, table size and deals
-    only, never on the concurrency of a run: the units, hence where bot processes start,
+    costs more than a game between fast bots, so a unit plays several deals; a small
+    league is cut into about :data:`TARGET_UNITS` units of even length, so that it still
+    runs in parallel and a kill loses little. The size depends on the league file's bots,
+    table size and deals only, never on the concurrency of a run: the units, hence where
+    bot processes start,
     are the same in every run of a league, so a league resumed after a kill plays as an
     uninterrupted one does. A bot's resource limits hold for its process, hence for all
     the games of its unit.
