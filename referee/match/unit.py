@@ -271,6 +271,10 @@ async def _play_games(
 
         try:
             for game in games:
+                # A unit cancelled while it stored its last game (in a thread, which
+                # runs to its end) stops here, before its bots are asked to play on:
+                # their hosts are being cancelled too, and say goodbye.
+                await trio.lowlevel.checkpoint_if_cancelled()
                 # The remote seats of a game that start waiting for their bots wait
                 # until the same deadline, kept for the rest of each one's absence.
                 join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)

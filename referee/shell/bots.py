@@ -112,8 +112,9 @@ class BotConnection:
 
     @property
     def alive(self) -> bool:
-        """False once the bot faulted or its process exited."""
-        return self.fault is None and self.process.returncode is None
+        """False once the bot faulted, its process exited, or the conversation ended
+        (``error`` or ``shutdown`` was sent: no game may follow)."""
+        return self.fault is None and self.process.returncode is None and not self.codec.finished
 
     def describe_exit(self) -> str:
         """How the bot ended, e.g. ``the bot exited with status 1`` or ``the bot was
