@@ -192,13 +192,22 @@ class LocalExecutor:
                         unit.games, bots, job.settings, on_game=record, match_name=unit.name,
                         remote=job.remote, replayed=replayed,
                     )
+            except Exception as exc:
+                # The league stops at its first failure (a full disk, say), and says that
+                # one: units failing the same way meanwhile would only repeat it.
+                if not failures:
+                    failures.append(exc)
+                nursery.cancel_scope.cancel()
             finally:
                 slots.release()
 
+        failures: list[Exception] = []
         async with trio.open_nursery() as nursery:
             for unit in units:
                 await slots.acquire()
                 nursery.start_soon(run_unit, unit)
+        if failures:
+            raise failures[0]
 
 
 async def run_league(
