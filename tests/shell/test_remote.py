@@ -747,7 +747,10 @@ class RefereeCommand:
         tokens = tmp_path / "tokens"
         self.process = subprocess.Popen(
             [str(CLI), "match", f"python {RANDOM_BOT} 1", "far=remote", "--games", "2",
-             "--move-ms", "30000", "--listen", "127.0.0.1:0", "--tokens", str(tokens),
+             # The remote bot holds its first request, a decision or a reaction, until
+             # the test opens the gate; the seed fixes the deal.
+             "--move-ms", "30000", "--reaction-ms", "30000", "--seed", "0",
+             "--listen", "127.0.0.1:0", "--tokens", str(tokens),
              "--join-timeout", "60", "--replay-dir", str(tmp_path / "replays"),
              "--log-dir", str(tmp_path / "logs"), "--json"],
             stdout=subprocess.PIPE, stderr=self._stderr, cwd=tmp_path,
