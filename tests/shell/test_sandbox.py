@@ -141,10 +141,12 @@ def test_memory_over_the_limit_is_a_crash_that_names_the_limit(
     assert "exceeded its memory limit of 256 MiB" in forfeit["detail"]
     assert time.monotonic() - start < 30
     assert "limits: cgroup" in err
-    # The same bot without the limit allocates its 2 GiB (which takes a while) and plays on.
-    games, _ = match(capsys, [probe("alloc", "2048"), RANDOM], "--sandbox",
-                     "--move-ms", "30000")
+    # Without the limit the same bot allocates what the limit forbids (more than 256 MiB;
+    # not 2 GiB, which a busy host may not have to spare) and plays on.
+    games, _ = match(capsys, [probe("alloc", "320"), RANDOM], "--sandbox")
     assert probe_forfeits(games) == [None]
+    games, _ = match(capsys, [probe("alloc", "320"), RANDOM], "--sandbox", "--memory-mb", "256")
+    assert probe_forfeits(games)[0]["reason"] == "crash"
 
 
 def test_forks_over_the_process_limit_fail_inside_and_the_game_goes_on(
