@@ -30,8 +30,9 @@ from referee.rules import (
 )
 
 FORMAT = "taki-replay"
-#: Version 2 adds ``rules_revision``; a version 1 replay was played by revision 1.
-VERSION = 2
+#: Version 2 adds ``rules_revision`` (a version 1 replay was played by revision 1);
+#: version 3 the answer time ``ms`` of the actions a bot chose.
+VERSION = 3
 
 
 class ReplayError(UserError):
@@ -182,6 +183,11 @@ def check_entry(index: int, entry: object, players: int) -> Action | None:
         "action": ((lambda v: isinstance(v, dict)), "an object"),
         "last_card": ((lambda v: isinstance(v, bool)), "true or false"),
     }
+    if isinstance(entry, dict) and "ms" in entry:  # the bot's answer time, when it chose
+        checks["ms"] = (
+            (lambda v: (_is_int(v) or isinstance(v, float)) and 0 <= v < SEED_LIMIT),
+            "a number of milliseconds from 0",
+        )
     wire = _check_object(entry, checks, field)["action"]
     try:
         action = Action.from_wire(wire)
@@ -232,8 +238,15 @@ class Replay:
         except (RulesError, ValueError) as exc:
             raise ReplayError(f"the game cannot be dealt: {exc}") from None
 
-    def record_action(self, seat: int, action: Action, last_card: bool) -> None:
-        self.log.append({"seat": seat, "action": action.to_wire(), "last_card": last_card})
+    def record_action(
+        self, seat: int, action: Action, last_card: bool, ms: float | None = None
+    ) -> None:
+        """Log an applied action; ``ms``: how long the bot took to choose it (None when
+        the referee chose it for the bot)."""
+        entry: dict[str, Any] = {"seat": seat, "action": action.to_wire(), "last_card": last_card}
+        if ms is not None:
+            entry["ms"] = round(ms, 1)
+        self.log.append(entry)
 
     def record_forfeit(self, seat: int, reason: str, detail: str) -> None:
         self.log.append({"forfeit": seat, "reason": reason, "detail": detail})
@@ -263,7 +276,7 @@ class Replay:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ReplayError("not a taki replay (missing \"format\": \"taki-replay\")")
         version = data.get("version")
-        if version not in (1, VERSION):
+        if version not in (1, 2, VERSION):
             raise ReplayError(f"unsupported replay version {version!r}")
         revision = data.get("rules_revision", 1 if version == 1 else None)
         if revision != RULES_REVISION:

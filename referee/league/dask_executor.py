@@ -118,6 +118,12 @@ def deliver(job: LeagueJob, result: UnitResult) -> int:
         outcome = played.outcome
         if job.is_stored(outcome.game.game_id):
             continue
+        # The bot logs now live in the coordinator's log folder, under the same names.
+        outcome = attrs.evolve(outcome, seats=tuple(
+            attrs.evolve(seat, log=None if seat.log is None or settings.log_dir is None
+                         else settings.log_dir / seat.log.name)
+            for seat in outcome.seats
+        ))
         if played.replay is not None and settings.replay_dir is not None:
             path = replay_path(settings.replay_dir, outcome.game.game_id)
             write_atomically(path, played.replay, what="replay", make_parents=True)

@@ -64,6 +64,7 @@ def record_of(outcome: GameOutcome) -> GameRecord:
                 points=s.points,
                 forfeit_reason=None if s.forfeit is None else s.forfeit[0],
                 forfeit_detail=None if s.forfeit is None else s.forfeit[1],
+                time=s.time,
             )
             for s in outcome.seats
         ),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import sqlite3
 import threading
 from collections import defaultdict
@@ -26,16 +27,19 @@ import attrs
 
 from referee.core.errors import UserError
 from referee.core.faults import FaultReason
+from referee.core.time_use import TimeUse
 from referee.ratings.elo import GameResult as RatedGame
 from referee.rules import EndReason
 
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
 APPLICATION_ID = 0x54414B49
-#: ``PRAGMA user_version`` of a results database: the layout of its tables.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of a results database: the layout of its tables. Layout 2
+#: adds the table ``seat_times``; a layout 1 database gains it when a league opens it.
+SCHEMA_VERSION = 2
 #: How long a write waits for another program's lock on the database to go away.
 BUSY_TIMEOUT_MS = 5000
-#: The tables (and their columns) of a results database.
+#: The tables (and their columns) of a results database of the first layout, which
+#: set no mark: how one is recognised.
 TABLES = {
     "meta": ("key", "value"),
     "bots": ("name", "command"),
@@ -43,7 +47,8 @@ TABLES = {
     "seats": ("game_id", "seat", "bot", "place", "points", "forfeit_reason", "forfeit_detail"),
 }
 
-SCHEMA = """
+#: The tables of layout 1.
+FIRST_LAYOUT = """
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -73,6 +78,17 @@ CREATE TABLE IF NOT EXISTS seats (
 );
 CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 """
+#: Every table of the current layout.
+SCHEMA = FIRST_LAYOUT + """
+CREATE TABLE IF NOT EXISTS seat_times (
+    game_id TEXT NOT NULL,
+    seat INTEGER NOT NULL,
+    times_ms TEXT NOT NULL,
+    near_misses INTEGER NOT NULL,
+    PRIMARY KEY (game_id, seat),
+    FOREIGN KEY (game_id, seat) REFERENCES seats(game_id, seat)
+);
+"""
 
 
 class StoreError(UserError):
@@ -96,6 +112,8 @@ class SeatRecord:
     points: int
     forfeit_reason: FaultReason | None = attrs.field(default=None, converter=_fault_reason)
     forfeit_detail: str | None = None
+    #: The seat's answer times (none for games stored before layout 2).
+    time: TimeUse = TimeUse()
 
 
 @attrs.frozen
@@ -304,17 +322,52 @@ class ResultStore:
                     for s in game.seats
                 ],
             )
+            self._db.executemany(
+                "INSERT INTO seat_times(game_id, seat, times_ms, near_misses) VALUES (?, ?, ?, ?)",
+                [
+                    (game.game_id, s.seat, json.dumps(s.time.times_ms), s.time.near_misses)
+                    for s in game.seats
+                ],
+            )
         return True
+
+    def _times(self) -> dict[tuple[str, int], TimeUse]:
+        """The stored answer times by (game, seat): none in a database of layout 1 that
+        was only read (a league adds the table)."""
+        has_table = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seat_times'"
+        ).fetchone()
+        if has_table is None:
+            return {}
+        return {
+            (game_id, seat): TimeUse(tuple(json.loads(times)), near)
+            for game_id, seat, times, near in self._db.execute(
+                "SELECT game_id, seat, times_ms, near_misses FROM seat_times"
+            )
+        }
+
+    def time_use(self) -> dict[str, TimeUse]:
+        """Every bot's answer times over all its stored games."""
+        by_bot: dict[str, list[TimeUse]] = defaultdict(list)
+        with self._errors(_READ):
+            times = self._times()
+            for game_id, seat, bot in self._db.execute("SELECT game_id, seat, bot FROM seats"):
+                use = times.get((game_id, seat))
+                if use is not None:
+                    by_bot[bot].append(use)
+        return {bot: TimeUse.merge(uses) for bot, uses in by_bot.items()}
 
     def games(self) -> Iterator[GameRecord]:
         """Every stored game, in the order they finished."""
         seats: dict[str, list[SeatRecord]] = defaultdict(list)
         with self._errors(_READ):
+            times = self._times()
             for row in self._db.execute(
                 "SELECT game_id, seat, bot, place, points, forfeit_reason, forfeit_detail "
                 "FROM seats ORDER BY game_id, seat"
             ):
-                seats[row[0]].append(SeatRecord(*row[1:]))
+                time = times.get((row[0], row[1]), TimeUse())
+                seats[row[0]].append(SeatRecord(*row[1:], time=time))
             rows = self._db.execute(
                 "SELECT game_id, block, seed, actions, reason, replay FROM games ORDER BY rowid"
             ).fetchall()

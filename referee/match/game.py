@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import trio
@@ -34,13 +34,11 @@ from referee.core.clock import SeatClock, TimeControl
 from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
+from referee.core.time_use import TimeRecorder, TimeUse
 from referee.rules import Action, GameResult, GameState, Rules, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
-
-if TYPE_CHECKING:
-    pass
 
 FAULT_POLICIES = ("forfeit", "strikes")
 
@@ -73,6 +71,10 @@ class SeatOutcome:
     place: int
     points: int
     forfeit: tuple[str, str] | None = None  # (reason, detail)
+    #: The seat's answer times in this game.
+    time: TimeUse = TimeUse()
+    #: The stderr log of the seat's bot process, when it was kept.
+    log: Path | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +85,8 @@ class SeatOutcome:
             "forfeit": None
             if self.forfeit is None
             else {"reason": self.forfeit[0], "detail": self.forfeit[1]},
+            "time_ms": self.time.to_json(),
+            "log": None if self.log is None else str(self.log),
         }
 
 
@@ -117,6 +121,16 @@ def replay_path(replay_dir: Path, game_id: str) -> Path:
     if name != game_id:
         name += "-" + hashlib.sha256(game_id.encode()).hexdigest()[:8]
     return replay_dir / f"{name}.json"
+
+
+@attrs.frozen
+class Answer:
+    """What a seat chose, and how long it took to say it (None: the referee chose for
+    it, under the strikes policy)."""
+
+    action: Action
+    last_card: bool
+    elapsed_ms: float | None
 
 
 def _default_action(legal: Sequence[Action]) -> Action:
@@ -154,6 +168,7 @@ class GameReferee:
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
         self.cursors = [0] * n
         self.strikes = [0] * n
+        self.times = TimeRecorder(n)
         #: The forfeit details the bots are told, by seat (BotFault.public_detail); the
         #: state and the replay keep the full ones.
         self.told: dict[int, str] = {}
@@ -237,7 +252,7 @@ class GameReferee:
         self.cursors[seat] = len(self.state.events)
         return out
 
-    async def _ask(self, seat: int, react: bool) -> tuple[Action, bool] | BotFault:
+    async def _ask(self, seat: int, react: bool) -> Answer | BotFault:
         """One request to one seat; returns its choice or the fault it committed."""
         conn = self.conns[seat]
         if conn is None or not conn.alive:
@@ -272,26 +287,24 @@ class GameReferee:
         if verdict.late:
             conn.abandon_request()
             return BotTimeout(verdict.describe())
+        self.times.record(seat, elapsed, allowed)
         if not 0 <= answer.choice < len(legal):
             return BotIllegalAction(
                 f"choice {answer.choice} is not an index of the {len(legal)} legal actions"
             )
-        return legal[answer.choice], answer.last_card
+        return Answer(legal[answer.choice], answer.last_card, elapsed)
 
-    async def _settle(self, seat: int, outcome: tuple[Action, bool] | BotFault) -> None:
+    async def _settle(self, seat: int, outcome: Answer | BotFault) -> None:
         state = self.state
         if state.is_over or seat not in state.to_act():
             return
         if isinstance(outcome, BotFault):
-            if self._strike(seat, outcome):
-                action, last_card = _default_action(state.legal_actions(seat)), False
-            else:
+            if not self._strike(seat, outcome):
                 await self._forfeit(seat, outcome)
                 return
-        else:
-            action, last_card = outcome
-        state.apply(action, seat, last_card=last_card)
-        self.replay.record_action(seat, action, last_card)
+            outcome = Answer(_default_action(state.legal_actions(seat)), False, None)
+        state.apply(outcome.action, seat, last_card=outcome.last_card)
+        self.replay.record_action(seat, outcome.action, outcome.last_card, outcome.elapsed_ms)
 
     async def _turn(self, seat: int) -> None:
         await self._settle(seat, await self._ask(seat, react=False))
@@ -299,7 +312,7 @@ class GameReferee:
     async def _react_window(self) -> None:
         """R17: every other seat is asked at once, each with its own deadline."""
         seats = self.state.to_act()
-        answers: dict[int, tuple[Action, bool] | BotFault] = {}
+        answers: dict[int, Answer | BotFault] = {}
 
         async def ask(seat: int) -> None:
             answers[seat] = await self._ask(seat, react=True)
@@ -344,11 +357,21 @@ class GameReferee:
 
 
 def outcome_of(
-    game: ScheduledGame, result: GameResult, replay: Path | None
+    game: ScheduledGame,
+    result: GameResult,
+    replay: Path | None,
+    times: Sequence[TimeUse] | None = None,
+    logs: Sequence[Path | None] | None = None,
 ) -> GameOutcome:
+    """The outcome of a game: ``times`` and ``logs`` hold each seat's answer times and
+    bot log (none when not given)."""
     forfeits = {f.seat: (f.reason, f.detail) for f in result.forfeits}
+    players = len(game.seats)
+    times = times or [TimeUse()] * players
+    logs = logs or [None] * players
     seats = tuple(
-        SeatOutcome(seat, bot, result.places[seat], result.points[seat], forfeits.get(seat))
+        SeatOutcome(seat, bot, result.places[seat], result.points[seat], forfeits.get(seat),
+                    times[seat], logs[seat])
         for seat, bot in enumerate(game.seats)
     )
     return GameOutcome(game, seats, result.actions, result.reason, replay)

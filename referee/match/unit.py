@@ -77,6 +77,8 @@ class BotSlot:
         self.log_name = log_name
         self.nursery = nursery
         self.conn: BotConnection | None = None
+        #: The stderr log of the bot's current process, when logs are kept.
+        self.log_path: Path | None = None
         self.history = ProcessHistory() if history is None else history
         self._stop: trio.Event | None = None
 
@@ -102,6 +104,7 @@ class BotSlot:
             suffix = f".{history.starts}" if history.starts else ""
             name = f"{self.log_name}-{safe_filename(self.spec.name)}{suffix}.log"
             stderr_path = log_dir / name
+        self.log_path = stderr_path
         history.starts += 1
         self._stop = trio.Event()
         self.conn = await self.nursery.start(self._host, stderr_path, self._stop)
@@ -279,8 +282,8 @@ async def _play_games(
                 # until the same deadline, kept for the rest of each one's absence.
                 join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
                 conns: list[BotConnection | BotFault] = []
-                for name in game.seats:
-                    slot = slot_for(name, game.rotation)
+                seat_slots = [slot_for(name, game.rotation) for name in game.seats]
+                for slot in seat_slots:
                     if isinstance(slot, RemoteBotSlot):
                         conns.append(await slot.ready(join_by))
                     else:
@@ -294,7 +297,8 @@ async def _play_games(
                     path = replay_path(settings.replay_dir, game.game_id)
                     # Off the loop: other games' clocks run meanwhile.
                     await trio.to_thread.run_sync(referee.replay.save, path)
-                outcome = outcome_of(game, result, path)
+                logs = [slot.log_path if isinstance(slot, BotSlot) else None for slot in seat_slots]
+                outcome = outcome_of(game, result, path, referee.times.seats(), logs)
                 outcomes.append(outcome)
                 if on_game is not None:
                     maybe = on_game(outcome)

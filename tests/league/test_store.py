@@ -9,11 +9,13 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from referee.league import store as store_module
 from referee.league.store import (
     APPLICATION_ID,
+    FIRST_LAYOUT,
     SCHEMA,
     SCHEMA_VERSION,
     TABLES,
@@ -22,6 +24,7 @@ from referee.league.store import (
     SeatRecord,
     StoreError,
 )
+from referee.core.time_use import TimeUse
 
 
 def game(
@@ -235,7 +238,7 @@ def test_a_database_of_an_earlier_version_opens_and_is_marked_when_written(
     """Earlier versions set no mark: their databases are known by their tables."""
     db = tmp_path / "old.sqlite"
     with contextlib.closing(sqlite3.connect(db)) as con:
-        con.executescript(SCHEMA)
+        con.executescript(FIRST_LAYOUT)
         con.execute("INSERT INTO meta VALUES ('league', 'bots=a,b')")
         con.execute("INSERT INTO games(game_id, block, seed, actions, reason) "
                     "VALUES ('g1', 'b', 1, 9, 'win')")
@@ -373,3 +376,47 @@ def test_a_full_database_says_so_and_keeps_what_it_held(tmp_path: Path) -> None:
         assert store._db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         # Every stored game has all of its seats: no game was stored in part.
         assert {len(g.seats) for g in store.games()} == {2}
+
+
+def test_answer_times_are_stored_per_seat_and_summed_per_bot(tmp_path: Path) -> None:
+    record = game("g1", {"a": 1, "b": 2})
+    timed = attrs.evolve(record, seats=(
+        attrs.evolve(record.seats[0], time=TimeUse((10.0, 20.5), 0)),
+        attrs.evolve(record.seats[1], time=TimeUse((480.0,), 1)),
+    ))
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.record(timed)
+        store.record(attrs.evolve(game("g2", {"a": 2, "b": 1}), seats=(
+            attrs.evolve(record.seats[0], time=TimeUse((30.0,), 1)),
+            attrs.evolve(record.seats[1], time=TimeUse()),
+        )))
+    with ResultStore(tmp_path / "r.sqlite", readonly=True) as store:
+        first = next(store.games())
+        assert [s.time for s in first.seats] == [TimeUse((10.0, 20.5), 0), TimeUse((480.0,), 1)]
+        use = store.time_use()
+    assert use["a"] == TimeUse((10.0, 20.5, 30.0), 1)
+    assert use["b"].decisions == 1 and use["b"].max == 480.0 and use["b"].near_misses == 1
+
+
+def test_a_first_layout_database_gains_the_times_table_when_a_league_opens_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "v1.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.executescript(FIRST_LAYOUT)
+        con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        con.execute("PRAGMA user_version = 1")
+        con.execute("INSERT INTO games(game_id, block, seed, actions, reason) "
+                    "VALUES ('g1', 'b', 1, 9, 'win')")
+        con.execute("INSERT INTO seats VALUES ('g1', 0, 'a', 1, 0, NULL, NULL)")
+        con.commit()
+    with ResultStore(db, readonly=True) as store:  # read as it is: no times yet
+        assert store.time_use() == {}
+        assert next(store.games()).seats[0].time == TimeUse()
+    with ResultStore(db) as store:
+        store.record(attrs.evolve(game("g2", {"a": 1, "b": 2}), seats=(
+            SeatRecord(0, "a", 1, 0, time=TimeUse((5.0,), 0)),
+            SeatRecord(1, "b", 2, 10),
+        )))
+        assert store.time_use()["a"] == TimeUse((5.0,), 0)
+    assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]

@@ -372,3 +372,27 @@ async def test_crashed_bot_stderr_stays_with_the_referee(tmp_path: Path) -> None
 async def test_timeout_detail_gives_the_deadline_the_bot_was_told(tmp_path: Path) -> None:
     outcomes = await play([hostile("sleep_forever", "2"), random_bot(1)], tmp_path)
     assert check_forfeit(outcomes, "timeout") == f"no answer within {FAST.move_ms} ms"
+
+
+# ---------------------------------------------------------------------------- time use
+
+
+async def test_every_answer_time_is_recorded_per_seat_and_in_the_replay(tmp_path: Path) -> None:
+    """A bot that sleeps 150 ms of its 160 per decision is seen to: each answer of its
+    seat took at least 150 ms and is a near miss; the replay keeps each action's time."""
+    slow = hostile("sleepy", "150", name="slow")
+    time = TimeControl(move_ms=160, reaction_ms=160, startup_ms=2000, grace_ms=200)
+    (outcome,) = await play([slow, random_bot(1)], tmp_path, time=time)
+    seats = {seat.bot: seat for seat in outcome.seats}
+    slow_use, quick_use = seats["slow"].time, seats["random1"].time
+    entries = [e for e in seat_log(outcome, "slow") if "action" in e]
+    assert slow_use.decisions == len(entries) > 0
+    assert all(ms >= 150 for ms in slow_use.times_ms)
+    assert slow_use.near_misses == slow_use.decisions
+    assert [e["ms"] for e in entries] == list(slow_use.times_ms)
+    assert quick_use.decisions == len([e for e in seat_log(outcome, "random1") if "action" in e])
+    assert outcome.to_json()["players"][0]["time_ms"] == seats[
+        outcome.seats[0].bot].time.to_json()
+    for seat in outcome.seats:  # each seat's log is where its bot wrote its stderr
+        assert seat.log is not None and seat.log.parent == tmp_path / "logs"
+        assert seat.log.name.endswith(f"-{seat.bot}.log")
