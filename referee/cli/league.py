@@ -10,11 +10,20 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from referee.cli.match import print_json, progress_bar, require_directories
+from referee.cli.match import require_directories
+from referee.cli.output import (
+    FaultTally,
+    add_columns,
+    print_json,
+    progress,
+    table_console,
+    time_cells,
+)
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
 from referee.config.settings import LeagueConfig, load_league
 from referee.core.errors import UsageError
+from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
 from referee.league.runner import (
@@ -25,12 +34,14 @@ from referee.league.runner import (
     with_seed,
 )
 from referee.league.store import ResultStore, StoreError, rated_games
+from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import RatingReport, rate
 
 
-def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dict[str, int]]
-                ) -> dict[str, Any]:
+def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dict[str, int]],
+                times: dict[str, TimeUse] | None = None) -> dict[str, Any]:
     ratings = []
+    times = times or {}
     if report is not None:
         for bot in report.bots:
             ratings.append({
@@ -39,20 +50,24 @@ def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dic
                 "ci95": None if bot.ci95 is None else [round(x, 1) for x in bot.ci95],
                 "games": bot.games,
                 "score": round(bot.score, 4),
+                "time_ms": times.get(bot.name, TimeUse()).to_json(),
             })
     return {"games": games, "ratings": ratings, "forfeits": forfeits}
 
 
 def print_leaderboard(console: Console, report: RatingReport, games: int,
-                      forfeits: dict[str, dict[str, int]], crosstable: bool = False) -> None:
+                      forfeits: dict[str, dict[str, int]], crosstable: bool = False,
+                      times: dict[str, TimeUse] | None = None) -> None:
     table = Table(title=f"Leaderboard ({games} games)")
-    for column in ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"):
-        table.add_column(column, justify="left" if column in ("bot", "forfeits") else "right")
+    add_columns(table, ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"),
+                left=("bot", "forfeits"))
+    times = times or {}
     for rank, bot in enumerate(report.bots, 1):
         ci = "-" if bot.ci95 is None else f"{bot.ci95[0]:.0f} .. {bot.ci95[1]:.0f}"
         lost = ", ".join(f"{k} {v}" for k, v in sorted(forfeits.get(bot.name, {}).items()))
         table.add_row(str(rank), bot.name, f"{bot.elo:.0f}", ci, str(bot.games),
-                      f"{bot.score:.3f}", lost or "-")
+                      f"{bot.score:.3f}", lost or "-",
+                      *time_cells(times.get(bot.name, TimeUse())))
     console.print(table)
     if not crosstable:
         return
@@ -131,20 +146,26 @@ async def run_league_command(args: argparse.Namespace) -> int:
         store = ResultStore(args.db)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
-    console = Console()
+    console = table_console()
     with store:
         total = league_size(config)
         already = store.game_count()
-        show = sys.stderr.isatty() and not args.json
+        bar = sys.stderr.isatty() and not args.json
+        tally = FaultTally()
         try:
             store.claim()
             config = with_seed(config, store)
             print(f"master seed {config.seed} (kept in {args.db})", file=sys.stderr)
-            with progress_bar(total, "league", show, completed=already) as advance:
+            with progress(total, "league", terminal_bar=bar, completed=already,
+                          interval_s=args.progress_interval) as advance:
+
+                def finished(outcome: GameOutcome) -> None:
+                    tally.add(outcome)
+                    advance()
+
                 async with remote_seats(args, config.bots) as seats:
                     await run_league(config, store, log_dir=args.log_dir,
-                                     on_game=lambda _: advance(), executor=executor,
-                                     remote=seats)
+                                     on_game=finished, executor=executor, remote=seats)
         except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
         try:
@@ -153,10 +174,12 @@ async def run_league_command(args: argparse.Namespace) -> int:
             raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
         games = store.game_count()
         forfeits = store.forfeit_counts()
+        times = store.time_use()
     if args.json:
-        print_json({**report_json(report, games, forfeits), "seed": config.seed})
+        print_json({**report_json(report, games, forfeits, times), "seed": config.seed})
     elif report is not None:
-        print_leaderboard(console, report, games, forfeits)
+        print_leaderboard(console, report, games, forfeits, times=times)
+    tally.print(stored=forfeits, log_dir=args.log_dir)
     return 0
 
 
@@ -169,15 +192,16 @@ def ratings_command(args: argparse.Namespace) -> int:
             report = _rate(store, args)
             games = store.game_count()
             forfeits = store.forfeit_counts()
+            times = store.time_use()
     except (StoreError, ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        out = report_json(report, games, forfeits)
+        out = report_json(report, games, forfeits, times)
         if report is not None:
             out["los"] = {a: dict(row) for a, row in report.los.items()}
         print_json(out)
     elif report is None:
-        Console().print("no games in the database yet")
+        table_console().print("no games in the database yet")
     else:
-        print_leaderboard(Console(), report, games, forfeits, crosstable=True)
+        print_leaderboard(table_console(), report, games, forfeits, crosstable=True, times=times)
     return 0

@@ -93,6 +93,12 @@ def _bot_check_arg(parser: argparse.ArgumentParser) -> None:
                              "then forfeits its games")
 
 
+def _progress_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
+                        help="when standard error is not a terminal (a CI log), print a"
+                             " progress line at most this often (default 10; 0: never)")
+
+
 def _rating_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--anchor", default=None, metavar="BOT",
                         help="bot whose rating is fixed at --anchor-elo (default: the mean "
@@ -130,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     match.add_argument("--log-dir", type=Path, default=Path("logs"),
                        help="bot stderr logs (default ./logs)")
     match.add_argument("--json", action="store_true", help="print the results as JSON")
+    _progress_arg(match)
     _bot_check_arg(match)
     add_remote_args(match)
     add_sandbox_args(match)
@@ -147,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "overrides [league] executor; needs the dask extra "
                              "(pip install -e '.[dask]')")
     _rating_args(league)
+    _progress_arg(league)
     _bot_check_arg(league)
     add_remote_args(league)
 
@@ -156,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     ratings.add_argument("--json", action="store_true")
 
     sprt = sub.add_parser(
-        "sprt", help="SPRT: is NEW stronger than OLD? (exit 0 yes, 1 no, 3 undecided)"
+        "sprt", help="SPRT: is NEW stronger than OLD? (exit 0 yes, 1 no or NEW forfeited more"
+                     " than --max-forfeits games, 3 undecided)"
     )
     sprt.add_argument("new", metavar="NEW")
     sprt.add_argument("old", metavar="OLD")
@@ -167,10 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     sprt.add_argument("--max-games", type=int, default=2000)
     sprt.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     sprt.add_argument("--concurrency", type=int, default=None)
+    sprt.add_argument("--max-forfeits", type=int, default=None, metavar="N",
+                      help="stop with exit status 1 as soon as NEW has forfeited more than N"
+                           " games (default: no limit)")
     _rules_args(sprt)
     _time_args(sprt)
     sprt.add_argument("--log-dir", type=Path, default=Path("logs"))
     sprt.add_argument("--json", action="store_true")
+    _progress_arg(sprt)
     _bot_check_arg(sprt)
     add_remote_args(sprt)
     add_sandbox_args(sprt)
@@ -236,6 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # user's mistake (a missing bot binary in a league or an SPRT run) is reported
         # like anywhere else instead of as a traceback with exit status 1.
         if _leaves(exc, (KeyboardInterrupt,)):
+            partial = getattr(args, "on_interrupt", None)
+            if partial is not None:
+                partial()  # what the interrupted command had done so far
             err.print(f"[yellow]interrupted[/]: every bot process was stopped{_kept(args)}",
                       highlight=False)
             return EXIT_INTERRUPTED

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from referee.cli.output import (
+    FaultTally,
+    add_columns,
+    print_json,
+    progress,
+    table_console,
+    time_cells,
+)
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import directory_error, parse_bot_arg, unique_names
@@ -23,6 +27,7 @@ from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.core.schedule import fresh_seed, match_games
 from referee.core.specs import BotSpec
+from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
@@ -55,56 +60,16 @@ def require_deal(rules: Rules, players: int) -> None:
         raise UsageError(f"--flag hand_size={rules.hand_size}: {exc}") from None
 
 
-def finite_json(value: Any) -> Any:
-    """``value`` with every infinite or NaN float replaced by None, so that it prints as
-    strict JSON (``null``; never ``Infinity``, which JSON parsers refuse)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite_json(v) for v in value]
-    return value
-
-
-def print_json(value: Any) -> None:
-    """Print ``value`` as one line of strict JSON (non-finite numbers become null)."""
-    print(json.dumps(finite_json(value), allow_nan=False))
-
-
-@contextmanager
-def progress_bar(
-    total: int, label: str, enabled: bool, *, completed: int = 0,
-    console: Console | None = None,
-) -> Iterator[Any]:
-    """A rich progress bar on stderr when it is a terminal; a no-op otherwise.
-    ``completed`` is the work already done before (a resumed league): it fills the bar
-    without counting toward the speed that the time estimate comes from."""
-    if not enabled:
-        yield lambda: None
-        return
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console or Console(stderr=True),
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task(label, total=total, completed=min(completed, total))
-        yield lambda: progress.advance(task)
-
-
 def summary_rows(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[dict[str, Any]]:
     stats: dict[str, dict[str, Any]] = {
         b: {"bot": b, "games": 0, "wins": 0, "place_sum": 0, "points": 0,
-            "forfeits": defaultdict(int)}
+            "forfeits": defaultdict(int), "times": []}
         for b in bots
     }
     for outcome in outcomes:
         for seat in outcome.seats:
             row = stats[seat.bot]
+            row["times"].append(seat.time)
             row["games"] += 1
             row["wins"] += seat.place == 1 and outcome.reason in ("win", "last_standing")
             row["place_sum"] += seat.place
@@ -121,6 +86,7 @@ def summary_rows(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[d
             "mean_place": row["place_sum"] / games,
             "mean_points": row["points"] / games,
             "forfeits": dict(row["forfeits"]),
+            "time": TimeUse.merge(row["times"]),
         })
     rows.sort(key=lambda r: (r["mean_place"], -r["wins"]))
     return rows
@@ -128,12 +94,13 @@ def summary_rows(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[d
 
 def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
     table = Table(title="Match results")
-    for column in ("bot", "games", "wins", "mean place", "mean points", "forfeits"):
-        table.add_column(column, justify="left" if column in ("bot", "forfeits") else "right")
+    add_columns(table, ("bot", "games", "wins", "mean place", "mean points", "forfeits"),
+                left=("bot", "forfeits"))
     for row in rows:
         forfeits = ", ".join(f"{k} {v}" for k, v in sorted(row["forfeits"].items())) or "-"
         table.add_row(row["bot"], str(row["games"]), str(row["wins"]),
-                      f"{row['mean_place']:.2f}", f"{row['mean_points']:.1f}", forfeits)
+                      f"{row['mean_place']:.2f}", f"{row['mean_points']:.1f}", forfeits,
+                      *time_cells(row["time"]))
     console.print(table)
 
 
@@ -163,19 +130,40 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     )
     if not args.no_bot_check:
         await require_bots(bots, time, limit=len(bots))
-    console = Console()
+    console = table_console()
+    outcomes: list[GameOutcome] = []
+    tally = FaultTally()
+
+    def interrupted() -> None:
+        """On Ctrl-C or SIGTERM: the games finished so far."""
+        if outcomes:
+            err = table_console(stderr=True)
+            err.print(f"partial result: {len(outcomes)} of {games} games were played")
+            print_summary(err, summary_rows(names, outcomes))
+            tally.print()
+
+    args.on_interrupt = interrupted
+    bar = sys.stderr.isatty() and not args.json
     async with remote_seats(args, bots) as seats:
-        with progress_bar(games, "games", sys.stderr.isatty() and not args.json) as advance:
-            outcomes = []
+        with progress(games, "match", terminal_bar=bar,
+                      interval_s=args.progress_interval) as advance:
+
+            def finished(outcome: GameOutcome) -> None:
+                outcomes.append(outcome)
+                tally.add(outcome)
+                advance()
+
             for rotation in range(min(len(bots), games)):
-                outcomes += await play_unit(
+                await play_unit(
                     match_games(names, games, seed, rotation), bots, settings,
-                    on_game=lambda _: advance(), match_name=f"match-{seed}-rot{rotation}",
+                    on_game=finished, match_name=f"match-{seed}-rot{rotation}",
                     remote=seats,
                 )
+    args.on_interrupt = None
     outcomes.sort(key=lambda o: o.game.deal * len(bots) + o.game.rotation)
     if args.json:
         print_json({"seed": seed, "games": [o.to_json() for o in outcomes]})
     else:
         print_summary(console, summary_rows(names, outcomes))
+    tally.print()
     return 0

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 import attrs
 from rich.console import Console
 
-from referee.cli.match import master_seed, print_json, require_deal, require_directories
+from referee.cli.match import master_seed, require_deal, require_directories
+from referee.cli.output import FaultTally, describe_counts, print_json, progress
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import available_cpus, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.league.botcheck import require_bots
-from referee.league.sprt_run import run_sprt
-from referee.match.game import MatchSettings
-from referee.ratings.sprt import Sprt
+from referee.league.sprt_run import FORFEITS, game_score, run_sprt
+from referee.match.game import GameOutcome, MatchSettings
+from referee.ratings.sprt import Sprt, SprtState
 from referee.rules import Rules
 
 #: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the
@@ -42,6 +44,8 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
         raise UsageError("--max-games must be at least 2 (one duplicate pair)")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    if args.max_forfeits is not None and args.max_forfeits < 0:
+        raise UsageError("--max-forfeits must be at least 0")
     require_deal(rules, 2)
     require_directories(("--log-dir", args.log_dir))
     seed = master_seed(args)
@@ -50,17 +54,26 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     if not args.no_bot_check:
         # A baseline that cannot start would lose every game: H1 for a broken OLD.
         await require_bots([new, old], time, limit=2)
-    err = Console(stderr=True)
-    show = sys.stderr.isatty() and not args.json
+    score = GameScore(new.name)
+    tally = FaultTally()
+    current: list[SprtState] = [sprt.start()]
 
-    def on_pair(state: object) -> None:
-        if show:
-            from referee.ratings.sprt import SprtState
+    def status() -> str:
+        return f"{score.describe()}; {describe_state(current[0])}"
 
-            assert isinstance(state, SprtState)
-            err.print(f"pairs {state.pairs:5d}  LLR {state.llr():+6.2f} "
-                      f"[{sprt.lower:+.2f}, {sprt.upper:+.2f}]", end="\r")
+    def finished(outcome: GameOutcome) -> None:
+        score.add(outcome)
+        tally.add(outcome)
+        advance()
 
+    def interrupted() -> None:
+        """On Ctrl-C or SIGTERM: where the test stood."""
+        err = Console(stderr=True, soft_wrap=True, highlight=False)
+        err.print(f"partial result: {new.name} vs {old.name}: {status()}")
+        tally.print()
+
+    args.on_interrupt = interrupted
+    bar = sys.stderr.isatty() and not args.json
     async with remote_seats(args, [new, old]) as seats:
         if seats is not None:
             # As with the bot check: a remote NEW or OLD that never joins would forfeit
@@ -71,16 +84,24 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
                     f"remote bot(s) {', '.join(absent)} did not join within"
                     f" {seats.join_timeout_s:g} s; no game was played"
                 )
-        outcome = await run_sprt(new, old, sprt, settings, max_games=args.max_games,
-                                 seed=seed, concurrency=concurrency, on_pair=on_pair,
-                                 remote=seats)
+        with progress(args.max_games, "sprt", terminal_bar=bar, status=status,
+                      interval_s=args.progress_interval) as advance:
+            outcome = await run_sprt(
+                new, old, sprt, settings, max_games=args.max_games, seed=seed,
+                concurrency=concurrency, on_pair=lambda state: current.__setitem__(0, state),
+                on_game=finished, max_forfeits=args.max_forfeits, remote=seats,
+            )
+    args.on_interrupt = None
     state = outcome.state
     estimate = state.estimate()
-    verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger"
+    verdict = {"H1": "H1 accepted: NEW is stronger", "H0": "H0 accepted: NEW is not stronger",
+               FORFEITS: f"stopped: {outcome.stopped}",
                }.get(outcome.status, "no decision: the game cap was reached")
     if args.json:
         print_json({
             "result": outcome.status if outcome.status != "continue" else "cap",
+            "stopped": outcome.stopped,
+            "score": score.to_json(),
             "games": outcome.games,
             "pairs": state.pairs,
             "pentanomial": list(state.counts),
@@ -93,16 +114,55 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
             "seed": seed,
         })
     else:
-        if show:
-            err.print()
         console = Console(soft_wrap=True)
         console.print(f"{new.name} vs {old.name}: {outcome.games} games, {state.pairs} pairs, "
                       f"pentanomial {list(state.counts)}, master seed {seed}", highlight=False)
+        console.print(score.describe(), highlight=False)
         console.print(f"Elo {estimate.elo:+.1f} (95% {estimate.ci95[0]:+.1f} .. "
                       f"{estimate.ci95[1]:+.1f}), LOS {estimate.los:.1%}", highlight=False)
         console.print(f"LLR {state.llr():+.2f} in [{sprt.lower:+.2f}, {sprt.upper:+.2f}] "
                       f"(elo0={sprt.elo0:g}, elo1={sprt.elo1:g}, alpha={sprt.alpha:g}, "
                       f"beta={sprt.beta:g}): {verdict}", highlight=False)
-        if outcome.forfeits:
-            console.print(f"forfeits: {outcome.forfeits}", highlight=False)
+        for bot, counts in sorted(outcome.forfeits.items()):
+            console.print(f"forfeits of {bot}: {describe_counts(counts)}", highlight=False)
+    tally.print()
     return outcome.exit_code
+
+
+@attrs.define
+class GameScore:
+    """NEW's wins, losses and draws game by game, as match runners print them."""
+
+    new: str
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    def add(self, outcome: GameOutcome) -> None:
+        points = game_score(outcome, self.new)
+        if points == 1.0:
+            self.wins += 1
+        elif points == 0.0:
+            self.losses += 1
+        else:
+            self.draws += 1
+
+    def describe(self) -> str:
+        games = self.wins + self.losses + self.draws
+        share = (self.wins + 0.5 * self.draws) / games if games else 0.5
+        return (f"score of {self.new}: {self.wins} - {self.losses} - {self.draws}"
+                f" [{share:.3f}] {games} games")
+
+    def to_json(self) -> dict[str, int]:
+        return {"wins": self.wins, "losses": self.losses, "draws": self.draws}
+
+
+def describe_state(state: SprtState) -> str:
+    """Elo with its interval and the LLR with its bounds, on one line."""
+    sprt = state.sprt
+    estimate = state.estimate()
+    low, high = estimate.ci95
+    interval = "" if not (math.isfinite(low) and math.isfinite(high)) else (
+        f" ({low:+.1f} .. {high:+.1f})")
+    return (f"Elo {estimate.elo:+.1f}{interval}, LLR {state.llr():+.2f}"
+            f" [{sprt.lower:+.2f}, {sprt.upper:+.2f}]")

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 EXIT_H1 = 0
 EXIT_H0 = 1
 EXIT_CAP = 3
+#: A NEW that forfeited too many games fails the gate as H0 does: it is not stronger.
+EXIT_FORFEITS = 1
+#: The status of a run that NEW's forfeits stopped (``max_forfeits``).
+FORFEITS = "forfeits"
 
 
 @attrs.frozen
@@ -34,14 +38,18 @@ class SprtOutcome:
     state: SprtState
     games: int
     forfeits: dict[str, dict[str, int]]
+    #: Why the run stopped before the test decided (NEW's forfeits), if it did.
+    stopped: str | None = None
 
     @property
     def status(self) -> str:
-        return self.state.status()
+        """``H1``, ``H0``, ``continue`` (the game cap was reached) or ``forfeits``."""
+        return FORFEITS if self.stopped is not None else self.state.status()
 
     @property
     def exit_code(self) -> int:
-        return {"H1": EXIT_H1, "H0": EXIT_H0}.get(self.status, EXIT_CAP)
+        return {"H1": EXIT_H1, "H0": EXIT_H0, FORFEITS: EXIT_FORFEITS}.get(
+            self.status, EXIT_CAP)
 
 
 def game_score(outcome: GameOutcome, bot: str) -> float:
@@ -61,11 +69,17 @@ async def run_sprt(
     seed: int = 0,
     concurrency: int = 1,
     on_pair: Callable[[SprtState], None] | None = None,
+    on_game: Callable[[GameOutcome], None] | None = None,
+    max_forfeits: int | None = None,
     remote: RemoteSeats | None = None,
 ) -> SprtOutcome:
     """Play duplicate pairs until the SPRT decides or ``max_games`` were started. With a
     remote bot (over its connection to ``remote``) the games are played one at a time,
-    whatever ``concurrency`` says: the bot has one connection."""
+    whatever ``concurrency`` says: the bot has one connection.
+
+    When NEW forfeits more than ``max_forfeits`` games, no further game starts and the
+    outcome says so (status ``forfeits``): a gate must not call a NEW that keeps
+    crashing merely undecided."""
     if new.name == old.name:
         raise ValueError(f"NEW and OLD need different names (both are {new.name!r})")
     if new.remote or old.remote:
@@ -75,25 +89,32 @@ async def run_sprt(
     played = 0
     halves: dict[int, list[float]] = {}
     forfeits: dict[str, dict[str, int]] = {}
+    stopped: str | None = None
 
     def schedule() -> Iterator[ScheduledGame]:
         nonlocal games_started
         deal = 0
         while True:
             for game in block_games((new.name, old.name), deal, derive_seed(seed, "deal", deal)):
-                if state.status() != "continue" or games_started >= max_games:
+                if state.status() != "continue" or games_started >= max_games or stopped:
                     return
                 games_started += 1
                 yield game
             deal += 1
 
     def record(outcome: GameOutcome) -> None:
-        nonlocal state, played
+        nonlocal state, played, stopped
         played += 1
         for s in outcome.seats:
             if s.forfeit is not None:
                 counts = forfeits.setdefault(s.bot, {})
                 counts[s.forfeit[0]] = counts.get(s.forfeit[0], 0) + 1
+        lost = sum(forfeits.get(new.name, {}).values())
+        if max_forfeits is not None and lost > max_forfeits and stopped is None:
+            stopped = (f"{new.name} (NEW) forfeited {lost} games, more than the"
+                       f" {max_forfeits} allowed (--max-forfeits)")
+        if on_game is not None:
+            on_game(outcome)
         scores = halves.setdefault(outcome.game.deal, [])
         scores.append(game_score(outcome, new.name))
         if len(scores) == 2 and state.status() == "continue":
@@ -111,7 +132,8 @@ async def run_sprt(
                     remote=remote,
                 )
             )
-    return SprtOutcome(state, played, forfeits)
+    return SprtOutcome(state, played, forfeits, stopped)
 
 
-__all__ = ["EXIT_CAP", "EXIT_H0", "EXIT_H1", "SprtOutcome", "run_sprt"]
+__all__ = ["EXIT_CAP", "EXIT_FORFEITS", "EXIT_H0", "EXIT_H1", "FORFEITS", "SprtOutcome",
+           "run_sprt"]

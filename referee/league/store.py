@@ -113,7 +113,7 @@ class SeatRecord:
     forfeit_reason: FaultReason | None = attrs.field(default=None, converter=_fault_reason)
     forfeit_detail: str | None = None
     #: The seat's answer times (none for games stored before layout 2).
-    time: TimeUse = TimeUse()
+    time: TimeUse = attrs.field(factory=TimeUse)
 
 
 @attrs.frozen
@@ -366,8 +366,9 @@ class ResultStore:
                 "SELECT game_id, seat, bot, place, points, forfeit_reason, forfeit_detail "
                 "FROM seats ORDER BY game_id, seat"
             ):
-                time = times.get((row[0], row[1]), TimeUse())
-                seats[row[0]].append(SeatRecord(*row[1:], time=time))
+                seat, bot, place, points, reason, detail = row[1:]
+                time = times.get((row[0], seat), TimeUse())
+                seats[row[0]].append(SeatRecord(seat, bot, place, points, reason, detail, time))
             rows = self._db.execute(
                 "SELECT game_id, block, seed, actions, reason, replay FROM games ORDER BY rowid"
             ).fetchall()

@@ -72,7 +72,7 @@ class SeatOutcome:
     points: int
     forfeit: tuple[str, str] | None = None  # (reason, detail)
     #: The seat's answer times in this game.
-    time: TimeUse = TimeUse()
+    time: TimeUse = attrs.field(factory=TimeUse)
     #: The stderr log of the seat's bot process, when it was kept.
     log: Path | None = None
 

@@ -465,35 +465,6 @@ command = "python {counting}"
     assert deals_per_unit(load_league(path)) == 5
 
 
-def test_resumed_progress_does_not_count_as_speed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import io
-
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from referee.cli.match import progress_bar
-
-    tasks: list[Any] = []
-    add_task = Progress.add_task
-
-    def spy(self: Progress, *args: Any, **kwargs: Any) -> Any:
-        task_id = add_task(self, *args, **kwargs)
-        tasks.append(self._tasks[task_id])
-        return task_id
-
-    monkeypatch.setattr(Progress, "add_task", spy)
-    console = Console(file=io.StringIO(), force_terminal=True)
-    with progress_bar(40, "league", True, completed=30, console=console) as advance:
-        advance()
-        advance()
-        (task,) = tasks
-        assert task.completed == 32
-        # The speed (hence the time left) comes from the two games of this run only.
-        assert [sample.completed for sample in task._progress] == [1, 1]
-    with progress_bar(40, "league", True, completed=50, console=console):
-        assert tasks[1].completed == 40
-
-
 # ------------------------------------------------- no deal memory, same games on resume
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import attrs
 import pytest
 
+from referee.core.time_use import TimeUse
 from referee.league import store as store_module
 from referee.league.store import (
     APPLICATION_ID,
     FIRST_LAYOUT,
-    SCHEMA,
     SCHEMA_VERSION,
     TABLES,
     GameRecord,
@@ -24,7 +24,6 @@ from referee.league.store import (
     SeatRecord,
     StoreError,
 )
-from referee.core.time_use import TimeUse
 
 
 def game(
