@@ -120,6 +120,14 @@ def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
         cmd = make_command(command)
     except ValueError as exc:
         raise SettingsError(f"bot {index + 1}: {exc}") from None
+    program = Path(cmd.argv[0]).name
+    if len(cmd.argv) == 1 and (cmd.argv[0] == sys.executable or INTERPRETERS.match(program)):
+        # "match python my_bot.py": the shell split one bot's command into two.
+        raise SettingsError(
+            f"bot {index + 1}: {command.strip()!r} alone is an interpreter with no program"
+            f" to run; each bot is one argument: quote its command, e.g."
+            f" \"{command.strip()} my_bot.py\""
+        )
     if not name:
         name = _default_name(cmd, index)
     return BotSpec(name, cmd, origin)

@@ -64,7 +64,22 @@ class BotCheckFailure:
         if self.stderr:
             lines.append("  last lines of its stderr:")
             lines += [f"    {line}" for line in self.stderr.splitlines()]
+        hint = self.hint()
+        if hint:
+            lines.append(f"  hint: {hint}")
         return "\n".join(lines)
+
+    def hint(self) -> str:
+        """What usually causes this failure, when its signs are clear."""
+        if "No module named 'taki_protocol'" in self.stderr:
+            return (
+                "the Python that runs the bot (its #! line's, if it is started as a"
+                " program) cannot import the SDK: start it with python (\"python bot.py\""
+                " runs it with the referee's Python, which has taki_protocol), or make"
+                " taki_protocol importable there (pip install the referee's folder into it,"
+                " or set PYTHONPATH to its protocol/ folder)"
+            )
+        return ""
 
 
 class BotCheckError(BotStartError):

@@ -582,6 +582,18 @@ def test_bot_arguments_from_the_command_line() -> None:
         parse_bot_arg("", 3)
 
 
+@pytest.mark.parametrize("word", ["python", "python3", "node", "bash", "java"])
+def test_an_interpreter_alone_is_a_command_split_by_the_shell(word: str) -> None:
+    """``match python my_bot.py``: say at once that each bot is one argument."""
+    with pytest.raises(SettingsError) as error:
+        parse_bot_arg(word, 0)
+    assert str(error.value) == (
+        f"bot 1: {word!r} alone is an interpreter with no program to run; each bot is one"
+        f' argument: quote its command, e.g. "{word} my_bot.py"'
+    )
+    assert parse_bot_arg(f"{word} my_bot.py", 0).name == "my_bot"
+
+
 def test_hand_size_is_checked_against_the_table_size(tmp_path: Path) -> None:
     """players x hand_size must leave a colored card to lead: 103 cards for the hands."""
     bots = "".join(f'[[bots]]\nname = "b{i}"\ncommand = "./b{i}"\n' for i in range(10))

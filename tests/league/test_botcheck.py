@@ -74,6 +74,24 @@ async def test_each_failure_says_what_happened(
     assert live_children(zombies=True) == []
 
 
+async def test_a_bot_whose_python_lacks_the_sdk_is_told_to_start_with_python(
+    tmp_path: Path,
+) -> None:
+    # Started by its #! line with a Python that cannot import taki_protocol (-S: no
+    # site-packages), as a bot is with a system Python.
+    script = tmp_path / "my_bot.py"
+    script.write_text(f"#!{sys.executable} -S\nimport taki_protocol\n")
+    script.chmod(0o755)
+    failure = await check_bot(BotSpec("mine", make_command(str(script))), TIME)
+    assert failure is not None
+    assert "No module named 'taki_protocol'" in failure.stderr
+    assert failure.hint().startswith("the Python that runs the bot")
+    assert '\n  hint: the Python that runs the bot' in failure.describe()
+    assert 'start it with python ("python bot.py"' in failure.describe()
+    working = await check_bot(bot(f"{RANDOM} 1"), TIME)
+    assert working is None
+
+
 async def test_bots_are_checked_at_the_same_time(tmp_path: Path) -> None:
     # Each bot says hello only once all three have started: a check one bot after the
     # other would see the first one give up and exit.
