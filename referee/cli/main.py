@@ -181,7 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
                            " games (default: no limit)")
     _rules_args(sprt)
     _time_args(sprt)
-    sprt.add_argument("--log-dir", type=Path, default=Path("logs"))
+    sprt.add_argument("--log-dir", type=Path, default=Path("logs"),
+                      help="bot stderr logs (default ./logs)")
+    sprt.add_argument("--replay-dir", type=Path, default=None,
+                      help="write the replays of the games NEW lost (with --replays all:"
+                           " of every game)")
+    sprt.add_argument("--replays", choices=("lost", "all"), default="lost",
+                      help="which games --replay-dir keeps (default lost)")
     sprt.add_argument("--json", action="store_true")
     _progress_arg(sprt)
     _bot_check_arg(sprt)

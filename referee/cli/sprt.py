@@ -47,9 +47,13 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     if args.max_forfeits is not None and args.max_forfeits < 0:
         raise UsageError("--max-forfeits must be at least 0")
     require_deal(rules, 2)
-    require_directories(("--log-dir", args.log_dir))
+    require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)
-    settings = MatchSettings(rules=rules, time=time, log_dir=args.log_dir, master_seed=seed)
+    settings = MatchSettings(
+        rules=rules, time=time, log_dir=args.log_dir, master_seed=seed,
+        replay_dir=args.replay_dir,
+        replays_lost_by=new.name if args.replays == "lost" else None,
+    )
     concurrency = args.concurrency or available_cpus()
     if not args.no_bot_check:
         # A baseline that cannot start would lose every game: H1 for a broken OLD.

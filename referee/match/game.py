@@ -58,6 +58,9 @@ class MatchSettings:
     #: Restart a bot that crashed or forfeited, for the next game.
     restart: bool = True
     replay_dir: Path | None = None
+    #: When set, replays are written only of the games this bot lost (an SPRT gate
+    #: keeps what its candidate got wrong, not thousands of games).
+    replays_lost_by: str | None = None
     log_dir: Path | None = None
     #: The master seed the deals come from, written into every replay (never sent to
     #: a bot) so that the whole run can be repeated; None when the caller has none.
@@ -354,6 +357,20 @@ class GameReferee:
                 reason = f.reason if f.reason in FORFEIT_REASONS else "protocol"
                 return WireForfeit(reason=reason, detail=self.told.get(seat, ""))
         return None
+
+
+def lost_by(game: ScheduledGame, result: GameResult, bot: str) -> bool:
+    """Whether ``bot`` placed below another seat of the game (a shared place is no loss)."""
+    if bot not in game.seats:
+        return False
+    return result.places[game.seats.index(bot)] > min(result.places)
+
+
+def wants_replay(settings: MatchSettings, game: ScheduledGame, result: GameResult) -> bool:
+    """Whether the settings keep the replay of this game."""
+    if settings.replay_dir is None:
+        return False
+    return settings.replays_lost_by is None or lost_by(game, result, settings.replays_lost_by)
 
 
 def outcome_of(

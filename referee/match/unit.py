@@ -21,6 +21,7 @@ from referee.match.game import (
     outcome_of,
     replay_path,
     safe_filename,
+    wants_replay,
 )
 from referee.shell.bots import BotConnection, open_bot
 
@@ -293,7 +294,7 @@ async def _play_games(
                 if game.game_id in replayed:
                     continue
                 path = None
-                if settings.replay_dir is not None:
+                if settings.replay_dir is not None and wants_replay(settings, game, result):
                     path = replay_path(settings.replay_dir, game.game_id)
                     # Off the loop: other games' clocks run meanwhile.
                     await trio.to_thread.run_sync(referee.replay.save, path)
