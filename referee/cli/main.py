@@ -1,239 +1,26 @@
-"""The ``taki-referee`` command."""
+"""The ``taki-referee`` command: parse the arguments, run the command, and report a
+user's mistake in one line.
+
+Only what every run needs is imported at the top (``benchmarks/cli_startup.py``): each
+command's modules, trio and rich are loaded once the arguments are known to be good.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-import trio
-from rich.console import Console
-from rich.markup import escape
-
-from referee import __version__
-from referee.cli.remote import add_remote_args
-from referee.cli.sandboxing import add_sandbox_args
-from referee.config.settings import rule_flag_error
-from referee.core.clock import TimeControl
-from referee.core.errors import UsageError, UserError
-from referee.league.store import ResultStore, StoreError
-from referee.rules import PRESETS, Rules
+from referee.cli.parser import build_parser
+from referee.core.errors import UserError
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-SEED_HELP = (
-    "master seed the deals come from (default: a fresh one from the operating system,"
-    " printed and in --json, so that --seed repeats the run)"
-)
-
 
 #: Mistakes the user or the host must fix: reported in one line, exit status 2.
 USER_ERRORS: tuple[type[Exception], ...] = (UserError,)
-
-
-def _time_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("time control (milliseconds)")
-    group.add_argument("--move-ms", type=int, default=1000,
-                       help="limit per decision (default 1000)")
-    group.add_argument("--bank-ms", type=int, default=None, help="Fischer time bank (default none)")
-    group.add_argument("--increment-ms", type=int, default=0, help="added to the bank per decision")
-    group.add_argument("--reaction-ms", type=int, default=1000,
-                       help="limit for a +3 Breaker reaction (default 1000)")
-    group.add_argument("--startup-ms", type=int, default=10_000,
-                       help="limit for a bot's start-up handshake (default 10000)")
-
-
-def _time_control(args: argparse.Namespace) -> TimeControl:
-    try:
-        return TimeControl(
-            move_ms=args.move_ms,
-            bank_ms=args.bank_ms,
-            increment_ms=args.increment_ms,
-            reaction_ms=args.reaction_ms,
-            startup_ms=args.startup_ms,
-        )
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"bad time control: {exc}") from None
-
-
-def _rules_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rules", default="super-taki-2018", choices=PRESETS,
-                        help="rules preset (default super-taki-2018)")
-    parser.add_argument("--flag", action="append", default=[], metavar="NAME=VALUE",
-                        help="a rule flag, e.g. --flag voluntary_draw=true (repeatable)")
-
-
-def _rules(args: argparse.Namespace) -> Rules:
-    flags: dict[str, Any] = {}
-    for item in args.flag:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise UsageError(f"--flag needs NAME=VALUE, got {item!r}")
-        try:
-            flags[name] = json.loads(value)
-        except json.JSONDecodeError:
-            raise UsageError(f"--flag {name}: {value!r} is not a JSON value") from None
-        problem = rule_flag_error(name, flags[name])
-        if problem is not None:
-            raise UsageError(f"--flag {name}: {problem}")
-    try:
-        return Rules.preset(args.rules, **flags)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"bad rules: {exc}") from None
-
-
-def _bot_check_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-bot-check", action="store_true",
-                        help="do not check that every local bot starts and completes the "
-                             "handshake before the first game; a bot that cannot start "
-                             "then forfeits its games")
-
-
-def _progress_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
-                        help="when standard error is not a terminal (a CI log), print a"
-                             " progress line at most this often (default 10; 0: never)")
-
-
-def _rating_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--anchor", default=None, metavar="BOT",
-                        help="bot whose rating is fixed at --anchor-elo (default: the mean "
-                             "rating is 1500)")
-    parser.add_argument("--anchor-elo", type=float, default=1500.0, metavar="E")
-    parser.add_argument("--prior", type=float, default=1.0, metavar="GAMES",
-                        help="virtual drawn games of each bot against the field's centre "
-                             "(default 1, which keeps an unbeaten bot's rating finite; "
-                             "0: plain maximum likelihood)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="taki-referee",
-        description="Referee Super Taki games between bots that speak protocol/PROTOCOL.md.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    match = sub.add_parser("match", help="play games between bots")
-    match.add_argument("bots", nargs="+", metavar="BOT",
-                       help='a bot command ("python bot.py"), NAME=COMMAND, or NAME=remote '
-                            "for a bot that connects over TCP; 2 to 10 bots")
-    match.add_argument("--games", type=int, default=None,
-                       help="number of games (default: one per seat rotation)")
-    match.add_argument("--seed", type=int, default=None, help=SEED_HELP)
-    _rules_args(match)
-    _time_args(match)
-    match.add_argument("--fault-policy", choices=("forfeit", "strikes"), default="forfeit")
-    match.add_argument("--strikes", type=int, default=3,
-                       help="with --fault-policy strikes: the strike that forfeits (default 3)")
-    match.add_argument("--no-restart", action="store_true",
-                       help="do not restart a bot that crashed for the next game")
-    match.add_argument("--replay-dir", type=Path, default=None, help="write a replay per game")
-    match.add_argument("--log-dir", type=Path, default=Path("logs"),
-                       help="bot stderr logs (default ./logs)")
-    match.add_argument("--json", action="store_true", help="print the results as JSON")
-    _progress_arg(match)
-    _bot_check_arg(match)
-    add_remote_args(match)
-    add_sandbox_args(match)
-
-    league = sub.add_parser("league", help="run (or resume) a round-robin league")
-    league.add_argument("file", type=Path, help="the league file (TOML)")
-    league.add_argument("--db", type=Path, default=Path("results.sqlite"),
-                        help="results database (default results.sqlite)")
-    league.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
-    league.add_argument("--log-dir", type=Path, default=Path("logs"),
-                        help="bot stderr logs (default ./logs)")
-    league.add_argument("--dask", metavar="SCHEDULER", default=None,
-                        help="play the games on the Dask cluster of this scheduler "
-                             "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "
-                             "overrides [league] executor; needs the dask extra "
-                             "(pip install -e '.[dask]')")
-    _rating_args(league)
-    _progress_arg(league)
-    _bot_check_arg(league)
-    add_remote_args(league)
-
-    ratings = sub.add_parser("ratings", help="ratings from an existing results database")
-    ratings.add_argument("db", type=Path)
-    _rating_args(ratings)
-    ratings.add_argument("--json", action="store_true")
-
-    sprt = sub.add_parser(
-        "sprt", help="SPRT: is NEW stronger than OLD? (exit 0 yes, 1 no or NEW forfeited more"
-                     " than --max-forfeits games, 3 undecided)"
-    )
-    sprt.add_argument("new", metavar="NEW")
-    sprt.add_argument("old", metavar="OLD")
-    sprt.add_argument("--elo0", type=float, default=0.0)
-    sprt.add_argument("--elo1", type=float, default=10.0)
-    sprt.add_argument("--alpha", type=float, default=0.05)
-    sprt.add_argument("--beta", type=float, default=0.05)
-    sprt.add_argument("--max-games", type=int, default=2000)
-    sprt.add_argument("--seed", type=int, default=None, help=SEED_HELP)
-    sprt.add_argument("--concurrency", type=int, default=None)
-    sprt.add_argument("--max-forfeits", type=int, default=None, metavar="N",
-                      help="stop with exit status 1 as soon as NEW has forfeited more than N"
-                           " games (default: no limit)")
-    _rules_args(sprt)
-    _time_args(sprt)
-    sprt.add_argument("--log-dir", type=Path, default=Path("logs"),
-                      help="bot stderr logs (default ./logs)")
-    sprt.add_argument("--replay-dir", type=Path, default=None,
-                      help="write the replays of the games NEW lost (with --replays all:"
-                           " of every game)")
-    sprt.add_argument("--replays", choices=("lost", "all"), default="lost",
-                      help="which games --replay-dir keeps (default lost)")
-    sprt.add_argument("--json", action="store_true")
-    _progress_arg(sprt)
-    _bot_check_arg(sprt)
-    add_remote_args(sprt)
-    add_sandbox_args(sprt)
-
-    connect = sub.add_parser(
-        "connect", help="play a local bot on a remote referee's seat (docs/remote.md)",
-        description="Connect to a referee that listens for remote bots, authenticate with "
-                    "the seat's token, start the bot and relay its conversation. Exit status "
-                    "0 when the referee ends the session with shutdown, 2 for a mistake on "
-                    "the command line, 1 otherwise.",
-    )
-    connect.add_argument("address", metavar="HOST:PORT", help="the referee's --listen address")
-    connect.add_argument("--token", default=None,
-                         help="the seat's token, from the referee's tokens file "
-                              "(default: $TAKI_REFEREE_TOKEN)")
-    connect.add_argument("--tls", action="store_true", help="connect with TLS")
-    connect.add_argument("--ca", type=Path, default=None, metavar="FILE",
-                         help="trust these CA certificates (PEM) instead of the system's; "
-                              "implies --tls")
-    connect.add_argument("--name", default=None,
-                         help="the name sent in bot_hello (default: from the command)")
-    connect.add_argument("--log", type=Path, default=None, metavar="FILE",
-                         help="write the bot's stderr to FILE")
-    connect.add_argument("--startup-ms", type=int, default=10_000,
-                         help="limit for the bot's bot_hello once started (default 10000)")
-    connect.add_argument("bot", nargs="*", metavar="BOT",
-                         help="the bot's command line, after -- (or one quoted string)")
-
-    replay = sub.add_parser("replay", help="work with replay files")
-    replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
-    verify = replay_sub.add_parser("verify", help="re-play replays and check their results")
-    verify.add_argument("files", type=Path, nargs="+")
-    render = replay_sub.add_parser("render", help="a replay as a self-contained HTML page")
-    render.add_argument("file", type=Path)
-    render.add_argument("-o", "--output", type=Path, default=None,
-                        help="the page to write (default: FILE with .html)")
-
-    report = sub.add_parser("report", help="an HTML league report from a results database")
-    report.add_argument("db", type=Path)
-    report.add_argument("-o", "--output", type=Path, default=Path("report.html"),
-                        help="the page to write (default report.html)")
-    report.add_argument("--points", type=int, default=20,
-                        help="points of the rating-over-games chart (default 20)")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -247,7 +34,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(words)
     if bot_words is not None:
         args.bot = [*args.bot, *bot_words]
-    err = Console(stderr=True, soft_wrap=True)
     try:
         return _run(args)
     except BaseException as exc:
@@ -258,15 +44,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             partial = getattr(args, "on_interrupt", None)
             if partial is not None:
                 partial()  # what the interrupted command had done so far
-            err.print(f"[yellow]interrupted[/]: every bot process was stopped{_kept(args)}",
-                      highlight=False)
+            _say(f"[yellow]interrupted[/]: every bot process was stopped{_kept(args)}")
             return EXIT_INTERRUPTED
         mistakes = _leaves(exc, USER_ERRORS)
         if not mistakes or _leaves(exc, (BaseException,)) != mistakes:
             raise
         for message in dict.fromkeys(str(m) for m in mistakes):
-            err.print(f"[bold red]taki-referee:[/] {escape(message)}", highlight=False)
+            _say("[bold red]taki-referee:[/] ", message)
         return EXIT_USAGE
+
+
+def _say(markup: str, text: str = "") -> None:
+    """``markup`` then ``text`` (printed as it is) on standard error."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True, soft_wrap=True).print(markup + escape(text), highlight=False)
 
 
 class Terminated(KeyboardInterrupt):
@@ -276,6 +69,8 @@ class Terminated(KeyboardInterrupt):
 
 async def _until_terminated(command: Callable[..., Awaitable[int]], *args: object) -> int:
     """Run ``command``; a SIGTERM meanwhile cancels it and raises :class:`Terminated`."""
+    import trio
+
     async with trio.open_nursery() as nursery:
 
         async def watch() -> None:
@@ -293,6 +88,8 @@ def _kept(args: argparse.Namespace) -> str:
     """For an interrupted league: how many games its database holds, and how to go on."""
     if args.command != "league" or not Path(args.db).exists():
         return ""
+    from referee.league.store import ResultStore, StoreError
+
     try:
         with ResultStore(args.db, readonly=True) as store:
             games = store.game_count()
@@ -309,61 +106,44 @@ def _leaves(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> list[
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.command == "match":
-        from referee.cli.match import run_match_command
+    """Run the command the arguments name, importing only what it needs."""
+    command = args.command
+    if command in ("match", "league", "sprt"):
+        import trio
 
-        return trio.run(_until_terminated, run_match_command, args, _rules(args),
-                        _time_control(args))
-    if args.command == "league":
-        from referee.cli.league import run_league_command
+        if command == "league":
+            from referee.cli.league import run_league_command
 
-        return trio.run(_until_terminated, run_league_command, args)
-    if args.command == "ratings":
+            return trio.run(_until_terminated, run_league_command, args)
+        from referee.cli.game_settings import rules, time_control
+
+        if command == "match":
+            from referee.cli.match import run_match_command as play
+        else:
+            from referee.cli.sprt import run_sprt_command as play
+        return trio.run(_until_terminated, play, args, rules(args), time_control(args))
+    if command == "ratings":
         from referee.cli.league import ratings_command
 
         return ratings_command(args)
-    if args.command == "sprt":
-        from referee.cli.sprt import run_sprt_command
+    if command == "connect":
+        import trio
 
-        return trio.run(_until_terminated, run_sprt_command, args, _rules(args),
-                        _time_control(args))
-    if args.command == "connect":
         from referee.cli.remote import run_connect_command
 
         return trio.run(run_connect_command, args)
-    if args.command == "report":
+    if command == "report":
         from referee.present.report import report_command
 
         return report_command(args)
-    assert args.command == "replay", args.command
+    assert command == "replay", command
     if args.replay_command == "render":
         from referee.present.render import render_command
 
         return render_command(args)
-    return _replay_verify(args)
+    from referee.cli.replays import verify_command
 
-
-def _replay_verify(args: argparse.Namespace) -> int:
-    from referee.core.replay import Replay, ReplayError, verify
-
-    out = Console(soft_wrap=True)
-    failures = 0
-    for path in args.files:
-        # Each file on its own: whatever one holds, the next ones are still checked.
-        try:
-            result = verify(Replay.load(path))
-        except ReplayError as exc:
-            problem = str(exc)
-        except Exception as exc:  # a replay that the checks of Replay.load let through
-            problem = f"unexpected {type(exc).__name__}: {exc}"
-        else:
-            winner = "no winner" if result.winner is None else f"seat {result.winner} wins"
-            out.print(f"[green]ok[/]   {escape(str(path))}: {winner} after {result.actions}"
-                      " actions", highlight=False)
-            continue
-        failures += 1
-        out.print(f"[red]FAIL[/] {escape(str(path))}: {escape(problem)}", highlight=False)
-    return 1 if failures else 0
+    return verify_command(args)
 
 
 if __name__ == "__main__":

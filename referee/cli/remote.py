@@ -1,5 +1,6 @@
-"""Remote bots on the command line: the referee's ``--listen`` options for ``match``,
-``league`` and ``sprt``, and ``taki-referee connect``."""
+"""Remote bots on the command line: the remote seats that the ``--listen`` options of
+``match``, ``league`` and ``sprt`` open (declared in ``referee.cli.parser``), and
+``taki-referee connect``."""
 
 from __future__ import annotations
 
@@ -11,13 +12,12 @@ import os
 import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
 
 from referee.config.settings import _default_name, make_command
 from referee.core.errors import UsageError
 from referee.core.specs import BotSpec
 from referee.shell.network import RemoteSetupError, format_address, parse_address
-from referee.shell.remote import DEFAULT_JOIN_TIMEOUT_S, RemoteSeats
+from referee.shell.remote import RemoteSeats
 from referee.shell.seat_setup import open_remote_seats, server_tls_context
 
 #: Where ``connect`` finds the token when ``--token`` is not given.
@@ -25,25 +25,6 @@ TOKEN_VARIABLE = "TAKI_REFEREE_TOKEN"
 
 log = logging.getLogger("referee.shell.remote")
 connect_log = logging.getLogger("referee.shell.connect")
-
-
-def add_remote_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("remote bots (NAME=remote; see docs/remote.md)")
-    group.add_argument("--listen", metavar="HOST:PORT", default=None,
-                       help="where remote bots connect (HOST defaults to 127.0.0.1; "
-                            "[::1]:PORT for IPv6; port 0 picks a free one)")
-    group.add_argument("--tokens", type=Path, metavar="FILE", default=None,
-                       help="write each remote seat's token here (NAME TOKEN lines, mode 0600)")
-    group.add_argument("--join-timeout", type=float, default=DEFAULT_JOIN_TIMEOUT_S,
-                       metavar="SECONDS",
-                       help="how long the games wait for a remote bot that is not "
-                            "connected: the first game that needs it waits this long, later "
-                            "ones forfeit it at once until it joins; waited once per absence "
-                            f"(default {DEFAULT_JOIN_TIMEOUT_S:g})")
-    group.add_argument("--tls-cert", type=Path, metavar="FILE", default=None,
-                       help="serve TLS with this certificate chain (PEM)")
-    group.add_argument("--tls-key", type=Path, metavar="FILE", default=None,
-                       help="the private key of --tls-cert (PEM)")
 
 
 class _StderrHandler(logging.Handler):

@@ -1,5 +1,7 @@
-"""The sandbox and limit options that ``match``, ``sprt`` and ``check`` share:
-``--sandbox``, ``--sandbox-bind PATH``, ``--memory-mb``, ``--pids``, ``--cpu-percent``."""
+"""The sandbox and limit options that ``match`` and ``sprt`` share (``--sandbox``,
+``--sandbox-bind PATH``, ``--memory-mb``, ``--pids``, ``--cpu-percent``, declared in
+``referee.cli.parser``): applied to the bots, and refused when the host cannot honour
+them."""
 
 from __future__ import annotations
 
@@ -13,21 +15,6 @@ from referee.core.errors import UsageError
 from referee.core.specs import BotSpec, Sandbox
 from referee.shell.limits import LimitError, limit_backend
 from referee.shell.sandbox import SandboxError, bwrap_path
-
-
-def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("sandbox and limits (docs/sandbox.md)")
-    group.add_argument("--sandbox", action="store_true",
-                       help="run the local bots under bubblewrap: no network, no other"
-                            " processes, only their own files to read")
-    group.add_argument("--sandbox-bind", action="append", default=[], metavar="PATH",
-                       help="one more path the sandboxed bots may read (repeatable)")
-    group.add_argument("--memory-mb", type=int, metavar="MB",
-                       help="memory of a bot process and all it starts (enforced)")
-    group.add_argument("--pids", type=int, metavar="N",
-                       help="processes a bot may run at once (enforced)")
-    group.add_argument("--cpu-percent", type=int, metavar="P",
-                       help="share of one CPU a bot process may use (enforced; 100 = one CPU)")
 
 
 def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[BotSpec]:

@@ -54,6 +54,7 @@ from taki_protocol import (
     unpack_message,
 )
 
+from referee.core.defaults import DEFAULT_JOIN_TIMEOUT_S
 from referee.core.faults import BotFault
 from referee.shell.admission import (
     PREAUTH_MAX_BYTES,
@@ -85,10 +86,6 @@ MAX_PENDING: Final = 64
 MAX_PENDING_PER_ADDRESS: Final = 8
 """Connections that may be authenticating at the same time from one address (an IPv6
 address's /64 network); more from it are closed at once."""
-
-DEFAULT_JOIN_TIMEOUT_S: Final = 60.0
-"""How long the games wait for a remote bot that is not connected, once per absence
-(see :meth:`RemoteSeats.take`)."""
 
 HELLO_TIMEOUT_S: Final = 1.0
 """How long writing ``hello`` (or a refusal) to a new connection may take."""

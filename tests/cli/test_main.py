@@ -182,6 +182,8 @@ def test_missing_bot_binary_in_any_seat(tmp_path: Path) -> None:
     ([RANDOM, RANDOM, "--bank-ms", "0"], "bank_ms must be positive"),
     ([RANDOM, RANDOM, "--increment-ms", "100"], "increment_ms requires a bank"),
     ([RANDOM, RANDOM, "--strikes", "0"], "--strikes must be at least 1"),
+    ([RANDOM, RANDOM, "--rules", "taki-1980"],
+     "bad rules: unknown rules preset 'taki-1980' (known: super-taki-2018, super-taki-classic)"),
     ([RANDOM, RANDOM, "--flag", "pyramid"], "--flag needs NAME=VALUE"),
     ([RANDOM, RANDOM, "--flag", "wild=true"], "--flag wild: unknown rule flag"),
     ([RANDOM, RANDOM, "--flag", "pyramid=yes"], "is not a JSON value"),
@@ -210,7 +212,6 @@ def test_bad_match_arguments(
 
 @pytest.mark.parametrize("args", [
     ["match", RANDOM, RANDOM, "--games", "many"],
-    ["match", RANDOM, RANDOM, "--rules", "taki-1980"],
     ["match", RANDOM, RANDOM, "--move-ms", "1.5"],
     ["match"],
     ["sprt", RANDOM],
@@ -522,3 +523,29 @@ def test_replay_verify(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     assert result.returncode == 1
     assert "does not reach its recorded result" in result.stdout
     assert "Traceback" not in result.stderr
+
+
+# ------------------------------------------------------------- a CLI that starts at once
+
+
+@pytest.mark.parametrize("args", [
+    ["--version"], ["--help"], ["match", "--help"], ["league", "--help"], ["sprt", "--help"],
+    ["match"], ["sprt", "--move-ms", "x", "a", "b"], ["replay", "render", "--help"],
+])
+def test_help_version_and_argument_errors_load_no_heavy_module(args: list[str]) -> None:
+    """What makes the command slow to start (trio, rich, attrs, the rules core) is
+    loaded only once the arguments are good (benchmarks/cli_startup.py times it)."""
+    probe = (
+        "import sys\n"
+        "from referee.cli.main import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('trio', 'rich', 'attr', 'attrs', 'msgpack', 'referee.rules', 'sqlite3')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy\n"
+        "             or m.startswith('referee.rules')), file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
