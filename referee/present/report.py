@@ -20,6 +20,7 @@ import attrs
 
 from referee.core.errors import UsageError
 from referee.core.files import write_atomically
+from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, StoreError, rated_games
 from referee.present.render import fill_template
 from referee.ratings.elo import GameResult as RatedGame
@@ -55,6 +56,8 @@ class ReportData:
     #: Elo of each bot after each prefix (``None`` before its first game).
     history: dict[str, list[float | None]]
     forfeits: dict[str, dict[str, int]]
+    #: Each bot's answer times over its stored games.
+    times: dict[str, TimeUse] = attrs.field(factory=dict)
 
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
@@ -85,11 +88,12 @@ def load_report(db: Path, points: int = 20) -> ReportData:
     with ResultStore(db, readonly=True) as store:
         games = tuple(store.games())
         forfeits = store.forfeit_counts()
+        times = store.time_use()
         # The same input and fit as ``taki-referee ratings``, so the figures agree.
         leaderboard = rated_games(store)
     report = rate(leaderboard, resamples=200, seed=0) if leaderboard else None
     sizes, history = rating_history(_rated(games), points)
-    return ReportData(db, games, report, tuple(sizes), history, forfeits)
+    return ReportData(db, games, report, tuple(sizes), history, forfeits, times)
 
 
 # ----------------------------------------------------------------------- helpers
@@ -291,6 +295,29 @@ def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]])
     )
 
 
+def time_table(times: dict[str, TimeUse], order: Sequence[str]) -> str:
+    """Each bot's answer times: decisions, mean, p95 and max in ms, near misses."""
+    rows = []
+    for name in [*order, *sorted(set(times) - set(order))]:
+        use = times.get(name)
+        if use is None or not use.decisions:
+            continue
+        figures = use.to_json()
+        rows.append(
+            f'<tr data-bot="{escape(name)}"><td>{escape(name)}</td>'
+            + "".join(f'<td class="num">{figures[key]}</td>'
+                      for key in ("decisions", "mean", "p95", "max", "near_misses"))
+            + "</tr>"
+        )
+    if not rows:
+        return '<p class="none" id="time-use">No answer times recorded.</p>'
+    return (
+        '<table id="time-use"><thead><tr><th>bot</th><th>decisions</th><th>mean ms</th>'
+        "<th>p95 ms</th><th>max ms</th><th>near misses</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table>"
+    )
+
+
 def crosstable(report: RatingReport) -> str:
     names = report.names
     head = "".join(f"<th>{escape(n)}</th>" for n in names)
@@ -397,6 +424,9 @@ def render_report(data: ReportData, out_dir: Path) -> str:
             f'<p class="note">Row against column: pairwise score, wins-draws-losses and the '
             f"likelihood of superiority.</p>{crosstable(report)}</section>"
             f"<section><h2>Forfeits by reason</h2>{forfeit_table(data.forfeits, order)}</section>"
+            f"<section><h2>Time use</h2>"
+            f'<p class="note">Each answer\'s time from request to answer; a near miss came'
+            f" within 10% of the time the bot had.</p>{time_table(data.times, order)}</section>"
             f"<section><h2>Games</h2>{games_table(data.games, data.db, out_dir)}</section>"
         )
     return fill_template("report.html", TITLE=escape(title), SUMMARY=summary, BODY=body)

@@ -14,8 +14,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
+from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import (
     load_report,
@@ -112,6 +114,25 @@ def test_the_page_shows_every_part(tmp_path: Path) -> None:
         assert page.count(f'<g class="series" data-bot="{bot}">') == 1
     assert re.search(r"<th>crash</th><th>timeout</th>", page)
     assert not re.search(r"https?://|<script|<link\b|@import|url\(", page)
+
+
+def test_the_page_shows_each_bots_time_use(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    timed = game("t/0", {"a": 1, "b": 2})
+    timed = attrs.evolve(timed, seats=(
+        attrs.evolve(timed.seats[0], time=TimeUse((10.0, 30.0), 0)),
+        attrs.evolve(timed.seats[1], time=TimeUse((480.0, 490.0, 20.0), 2)),
+    ))
+    with ResultStore(db) as store:
+        store.record(timed)
+    page = render_report(load_report(db), tmp_path)
+    rows = dict(re.findall(r'<tr data-bot="(\w)"><td>\w</td>((?:<td class="num">[^<]*</td>)+)',
+                           page.split('id="time-use"')[1]))
+    cells = {bot: re.findall(r">([^<]*)<", row)[::2] for bot, row in rows.items()}
+    assert cells == {"a": ["2", "20.0", "30.0", "30.0", "0"],
+                     "b": ["3", "330.0", "490.0", "490.0", "2"]}
+    untimed = render_report(load_report(small_db(tmp_path / "old.sqlite")), tmp_path)
+    assert "No answer times recorded." in untimed
 
 
 def test_an_empty_database_makes_a_page_that_says_so(tmp_path: Path) -> None:
