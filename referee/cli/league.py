@@ -7,6 +7,7 @@ import math
 import sys
 from typing import Any
 
+import attrs
 from rich.console import Console
 from rich.table import Table
 
@@ -35,43 +36,81 @@ from referee.league.runner import (
 )
 from referee.league.store import ResultStore, StoreError, rated_games
 from referee.match.game import GameOutcome
-from referee.ratings.leaderboard import RatingReport, rate
+from referee.ratings.leaderboard import BotRating, RatingReport, rate
 
 
-def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dict[str, int]],
-                times: dict[str, TimeUse] | None = None) -> dict[str, Any]:
-    ratings = []
-    times = times or {}
-    if report is not None:
-        for bot in report.bots:
-            ratings.append({
+@attrs.frozen
+class Standings:
+    """What the leaderboards print: the ratings and, per bot, its forfeits, time use
+    and whether it retired (left the league file; shown only on request)."""
+
+    report: RatingReport | None
+    games: int
+    forfeits: dict[str, dict[str, int]]
+    times: dict[str, TimeUse] = attrs.field(factory=dict)
+    retired: frozenset[str] = frozenset()
+    include_retired: bool = False
+
+    @classmethod
+    def read(cls, store: ResultStore, report: RatingReport | None,
+             include_retired: bool = False) -> Standings:
+        return cls(report, store.game_count(), store.forfeit_counts(), store.time_use(),
+                   frozenset(store.retired()), include_retired)
+
+    def shown(self) -> list[BotRating]:
+        """The rated bots to show, best first."""
+        if self.report is None:
+            return []
+        return [bot for bot in self.report.bots
+                if self.include_retired or bot.name not in self.retired]
+
+    def hidden(self) -> list[str]:
+        """The retired bots left out."""
+        if self.report is None or self.include_retired:
+            return []
+        return [bot.name for bot in self.report.bots if bot.name in self.retired]
+
+    def label(self, name: str) -> str:
+        return f"{name} (retired)" if name in self.retired else name
+
+    def to_json(self) -> dict[str, Any]:
+        ratings = []
+        for bot in self.shown():
+            entry = {
                 "bot": bot.name,
                 "elo": round(bot.elo, 1),
                 "ci95": None if bot.ci95 is None else [round(x, 1) for x in bot.ci95],
                 "games": bot.games,
                 "score": round(bot.score, 4),
-                "time_ms": times.get(bot.name, TimeUse()).to_json(),
-            })
-    return {"games": games, "ratings": ratings, "forfeits": forfeits}
+                "time_ms": self.times.get(bot.name, TimeUse()).to_json(),
+            }
+            if self.include_retired:
+                entry["retired"] = bot.name in self.retired
+            ratings.append(entry)
+        return {"games": self.games, "ratings": ratings, "forfeits": self.forfeits}
 
 
-def print_leaderboard(console: Console, report: RatingReport, games: int,
-                      forfeits: dict[str, dict[str, int]], crosstable: bool = False,
-                      times: dict[str, TimeUse] | None = None) -> None:
-    table = Table(title=f"Leaderboard ({games} games)")
+def print_leaderboard(console: Console, standings: Standings, crosstable: bool = False) -> None:
+    table = Table(title=f"Leaderboard ({standings.games} games)")
     add_columns(table, ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"),
                 left=("bot", "forfeits"))
-    times = times or {}
-    for rank, bot in enumerate(report.bots, 1):
+    shown = standings.shown()
+    for rank, bot in enumerate(shown, 1):
         ci = "-" if bot.ci95 is None else f"{bot.ci95[0]:.0f} .. {bot.ci95[1]:.0f}"
-        lost = ", ".join(f"{k} {v}" for k, v in sorted(forfeits.get(bot.name, {}).items()))
-        table.add_row(str(rank), bot.name, f"{bot.elo:.0f}", ci, str(bot.games),
-                      f"{bot.score:.3f}", lost or "-",
-                      *time_cells(times.get(bot.name, TimeUse())))
+        counts = standings.forfeits.get(bot.name, {})
+        lost = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        table.add_row(str(rank), standings.label(bot.name), f"{bot.elo:.0f}", ci,
+                      str(bot.games), f"{bot.score:.3f}", lost or "-",
+                      *time_cells(standings.times.get(bot.name, TimeUse())))
     console.print(table)
-    if not crosstable:
+    hidden = standings.hidden()
+    if hidden:
+        console.print(f"retired, not shown (--include-retired): {', '.join(hidden)}",
+                      highlight=False)
+    if not crosstable or standings.report is None:
         return
-    names = list(report.names)
+    report = standings.report
+    names = [bot.name for bot in shown]
     cross = Table(title="Crosstable: row's score against column (pairwise), and LOS")
     cross.add_column("")
     for name in names:
@@ -172,14 +211,12 @@ async def run_league_command(args: argparse.Namespace) -> int:
             report = _rate(store, args)
         except ValueError as exc:
             raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
-        games = store.game_count()
-        forfeits = store.forfeit_counts()
-        times = store.time_use()
+        standings = Standings.read(store, report)
     if args.json:
-        print_json({**report_json(report, games, forfeits, times), "seed": config.seed})
+        print_json({**standings.to_json(), "seed": config.seed})
     elif report is not None:
-        print_leaderboard(console, report, games, forfeits, times=times)
-    tally.print(stored=forfeits, log_dir=args.log_dir)
+        print_leaderboard(console, standings)
+    tally.print(stored=standings.forfeits, log_dir=args.log_dir)
     return 0
 
 
@@ -190,18 +227,18 @@ def ratings_command(args: argparse.Namespace) -> int:
     try:
         with ResultStore(args.db, readonly=True) as store:
             report = _rate(store, args)
-            games = store.game_count()
-            forfeits = store.forfeit_counts()
-            times = store.time_use()
+            standings = Standings.read(store, report, args.include_retired)
     except (StoreError, ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None
     if args.json:
-        out = report_json(report, games, forfeits, times)
+        out = standings.to_json()
         if report is not None:
-            out["los"] = {a: dict(row) for a, row in report.los.items()}
+            shown = {bot.name for bot in standings.shown()}
+            out["los"] = {a: {b: p for b, p in row.items() if b in shown}
+                          for a, row in report.los.items() if a in shown}
         print_json(out)
     elif report is None:
         table_console().print("no games in the database yet")
     else:
-        print_leaderboard(table_console(), report, games, forfeits, crosstable=True, times=times)
+        print_leaderboard(table_console(), standings, crosstable=True)
     return 0

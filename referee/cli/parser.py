@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     ratings = sub.add_parser("ratings", help="ratings from an existing results database")
     ratings.add_argument("db", type=Path)
     _rating_args(ratings)
+    ratings.add_argument("--include-retired", action="store_true",
+                         help="also show the bots that left the league file (their games"
+                              " count in the ratings either way)")
     ratings.add_argument("--json", action="store_true")
 
     sprt = sub.add_parser(

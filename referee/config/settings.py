@@ -28,6 +28,8 @@ from referee.rules.config import DealError
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
 PYTHON_NAMES = ("python", "python3")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
+#: Between a bot's name and its version in the name of an entrant: ``greedy@2``.
+VERSION_MARK = "@"
 #: ``[league] executor``: "local", or a Dask scheduler as ``dask://HOST:PORT``.
 DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
@@ -188,10 +190,11 @@ class LeagueConfig:
     deals_per_process: int | None = None
 
     def identity(self) -> str:
-        """What must not change between two runs into the same database."""
-        names = ",".join(b.name for b in self.bots)
+        """What decides what a game of the league means, which must not change between
+        two runs into the same database. The bots and the number of deals are not in it:
+        a league grows (docs/leagues.md, "Growing a league")."""
         return (
-            f"bots={names};table_size={self.table_size};deals={self.deals};seed={self.seed};"
+            f"table_size={self.table_size};seed={self.seed};"
             f"rules={sorted(self.rules.to_wire().items())};rules_revision={RULES_REVISION}"
         )
 
@@ -201,7 +204,9 @@ _LEAGUE_KEYS = {
     "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
-_BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind"}
+_BOT_KEYS = {
+    "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",
+}
 _LIMIT_KEYS = {
     "address_space_mb", "cpu_seconds", "file_size_mb", "open_files", "memory_mb", "pids",
     "cpu_percent",
@@ -440,6 +445,16 @@ def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
     name = entry.get("name")
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise fail("bots", "name", "needs a name of letters, digits and _.+- (up to 64)", i)
+    version = entry.get("version")
+    if version is not None:
+        if isinstance(version, int) and not isinstance(version, bool):
+            version = str(version)
+        if not isinstance(version, str) or not NAME_PATTERN.match(version):
+            raise fail("bots", "version",
+                        "must be a string of letters, digits and _.+- (up to 64), or an integer",
+                        i)
+        # Each version is an entrant of its own, rated apart: NAME@VERSION.
+        name = f"{name}{VERSION_MARK}{version}"
     remote = entry.get("remote", False)
     if not isinstance(remote, bool):
         raise fail("bots", "remote", "must be true or false", i)

@@ -34,7 +34,8 @@ from referee.rules import EndReason
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
 APPLICATION_ID = 0x54414B49
 #: ``PRAGMA user_version`` of a results database: the layout of its tables. Layout 2
-#: adds the table ``seat_times``; a layout 1 database gains it when a league opens it.
+#: adds the table ``seat_times`` and the column ``bots.retired``; a layout 1 database
+#: gains them when a league opens it.
 SCHEMA_VERSION = 2
 #: How long a write waits for another program's lock on the database to go away.
 BUSY_TIMEOUT_MS = 5000
@@ -178,6 +179,9 @@ class ResultStore:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
+            if "retired" not in self._columns("bots"):
+                self._db.execute(
+                    "ALTER TABLE bots ADD COLUMN retired INTEGER NOT NULL DEFAULT 0")
             self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
@@ -263,15 +267,25 @@ class ResultStore:
 
     def bind(self, key: str, value: str) -> None:
         """Record ``key`` = ``value`` on first use; later runs must agree, so results
-        of two different leagues never mix in one database."""
-        with self._errors(_WRITE):
+        of two different leagues never mix in one database.
+
+        For a ``name=value;name=value`` description, the runs agree when every name of
+        ``value`` has the same value in the database; names that only the database holds
+        (the bots and deals that an earlier version of the referee bound as well) are
+        dropped from it."""
+        with self._errors(_WRITE), self._transaction():
             row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
-        if row is not None and row[0] != value:
+                return
+            stored = str(row[0])
+            if stored != value and _agrees(stored, value):
+                self._db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+                return
+        if stored != value:
             raise StoreError(
                 f"{self.path} holds results for a different {key} "
-                f"({_difference(row[0], value)}); use another --db or the original settings"
+                f"({_difference(stored, value)}); use another --db or the original settings"
             )
 
     def setting(self, key: str, default: str) -> str:
@@ -283,14 +297,29 @@ class ResultStore:
                 return default
             return str(row[0])
 
+    def _columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info('{table}')")}
+
     def register_bots(self, bots: Sequence[tuple[str, str]]) -> None:
+        """The league's entrants now, with their commands: any other bot of the
+        database is retired (its games stay, and count in the ratings)."""
         with self._errors(_WRITE), self._transaction():
             for name, command in bots:
                 self._db.execute(
-                    "INSERT INTO bots(name, command) VALUES (?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET command = excluded.command",
+                    "INSERT INTO bots(name, command, retired) VALUES (?, ?, 0) "
+                    "ON CONFLICT(name) DO UPDATE SET command = excluded.command, retired = 0",
                     (name, command),
                 )
+            marks = ",".join("?" * len(bots))
+            self._db.execute(f"UPDATE bots SET retired = 1 WHERE name NOT IN ({marks})",
+                             [name for name, _ in bots])
+
+    def retired(self) -> set[str]:
+        """The bots that left the league (none in a layout 1 database only read)."""
+        with self._errors(_READ):
+            if "retired" not in self._columns("bots"):
+                return set()
+            return {row[0] for row in self._db.execute("SELECT name FROM bots WHERE retired")}
 
     # ----------------------------------------------------------------- games
 
@@ -414,19 +443,33 @@ def _explain(exc: sqlite3.Error) -> str:
     return str(exc)
 
 
+def _fields(description: str) -> dict[str, str] | None:
+    """``name=value;name=value`` as a mapping; None for another form."""
+    parts = [part.partition("=") for part in description.split(";")]
+    if not all(sep for _, sep, _ in parts):
+        return None
+    return {name: value for name, _, value in parts}
+
+
+def _agrees(stored: str, wanted: str) -> bool:
+    """Whether every field of ``wanted`` has its value in ``stored``."""
+    before, after = _fields(stored), _fields(wanted)
+    if before is None or after is None:
+        return False
+    return all(before.get(name) == value for name, value in after.items())
+
+
 def _difference(stored: str, wanted: str) -> str:
     """What differs between two ``name=value;name=value`` descriptions, e.g.
-    ``seed: 5 in the database, 6 now``; the whole values when they have another form."""
-    old = [part.partition("=") for part in stored.split(";")]
-    new = [part.partition("=") for part in wanted.split(";")]
-    if not all(sep for _, sep, _ in old + new):
+    ``seed: 5 in the database, 6 now`` (for the names of ``wanted``); the whole values
+    when they have another form."""
+    before, after = _fields(stored), _fields(wanted)
+    if before is None or after is None:
         return f"{stored!r} in the database, {wanted!r} now"
-    before = {name: value for name, _, value in old}
-    after = {name: value for name, _, value in new}
     return "; ".join(
-        f"{name}: {before.get(name, '(none)')} in the database, {after.get(name, '(none)')} now"
-        for name in dict.fromkeys([*before, *after])
-        if before.get(name) != after.get(name)
+        f"{name}: {before.get(name, '(none)')} in the database, {value} now"
+        for name, value in after.items()
+        if before.get(name) != value
     )
 
 

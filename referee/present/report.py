@@ -58,6 +58,8 @@ class ReportData:
     forfeits: dict[str, dict[str, int]]
     #: Each bot's answer times over its stored games.
     times: dict[str, TimeUse] = attrs.field(factory=dict)
+    #: The bots that left the league (their games stay, and count in the ratings).
+    retired: frozenset[str] = frozenset()
 
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
@@ -89,11 +91,12 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         games = tuple(store.games())
         forfeits = store.forfeit_counts()
         times = store.time_use()
+        retired = frozenset(store.retired())
         # The same input and fit as ``taki-referee ratings``, so the figures agree.
         leaderboard = rated_games(store)
     report = rate(leaderboard, resamples=200, seed=0) if leaderboard else None
     sizes, history = rating_history(_rated(games), points)
-    return ReportData(db, games, report, tuple(sizes), history, forfeits, times)
+    return ReportData(db, games, report, tuple(sizes), history, forfeits, times, retired)
 
 
 # ----------------------------------------------------------------------- helpers
@@ -275,15 +278,17 @@ def history_chart(sizes: Sequence[int], history: dict[str, list[float | None]],
 # ------------------------------------------------------------------------ tables
 
 
-def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]]) -> str:
+def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]],
+                      retired: frozenset[str] = frozenset()) -> str:
     rows = []
     for rank, bot in enumerate(report.bots, 1):
+        mark = ' <span class="retired">(retired)</span>' if bot.name in retired else ""
         ci = "-" if bot.ci95 is None else f"{bot.ci95[0]:.0f} .. {bot.ci95[1]:.0f}"
         lost = sum(forfeits.get(bot.name, {}).values())
         color, _ = _color(rank - 1)
         rows.append(
             f'<tr data-bot="{escape(bot.name)}"><td class="num">{rank}</td>'
-            f'<td><span class="key" style="background:{color}"></span>{escape(bot.name)}</td>'
+            f'<td><span class="key" style="background:{color}"></span>{escape(bot.name)}{mark}</td>'
             f'<td class="num">{bot.elo:.0f}</td><td class="num">{ci}</td>'
             f'<td class="num">{bot.games}</td><td class="num">{bot.score:.3f}</td>'
             f'<td class="num">{lost or "-"}</td></tr>'
@@ -412,7 +417,7 @@ def render_report(data: ReportData, out_dir: Path) -> str:
         report = data.ratings
         order = report.names
         body = (
-            f"<section><h2>Leaderboard</h2>{leaderboard_table(report, data.forfeits)}"
+            f"<section><h2>Leaderboard</h2>{leaderboard_table(report, data.forfeits, data.retired)}"
             f'<p class="note">Bradley-Terry Elo (mean {report.anchor_elo:.0f}), '
             f"95% intervals from {report.resamples} bootstrap resamples of the duplicate "
             f"blocks.</p>{elo_chart(report)}</section>"

@@ -160,13 +160,24 @@ def test_every_key(tmp_path: Path) -> None:
     assert config.bots[2].command.limits.cpu_seconds == 5
 
 
+def test_a_version_makes_an_entrant_of_its_own(tmp_path: Path) -> None:
+    text = TWO_BOTS.replace('name = "greedy"', 'name = "greedy"\nversion = 2').replace(
+        'name = "random"', 'name = "random"\nversion = "1.4-rc1"')
+    config = load_league(write(tmp_path, text))
+    assert [b.name for b in config.bots] == ["greedy@2", "random@1.4-rc1"]
+
+
 def test_identity_covers_what_decides_the_games(tmp_path: Path) -> None:
     base = load_league(write(tmp_path, ISSUE_EXAMPLE))
     assert base.identity() == load_league(write(tmp_path, ISSUE_EXAMPLE)).identity()
-    for old, new in [("seed = 5", "seed = 6"), ("deals = 6", "deals = 7"),
-                     ('name = "random"', 'name = "rnd"')]:
+    for old, new in [("seed = 5", "seed = 6"),
+                     ('rules = "super-taki-2018"', 'rules = "super-taki-classic"')]:
         changed = load_league(write(tmp_path, ISSUE_EXAMPLE.replace(old, new)))
         assert changed.identity() != base.identity(), new
+    # A league grows: more deals and other bots are the same league, extended.
+    for old, new in [("deals = 6", "deals = 7"), ('name = "random"', 'name = "rnd"')]:
+        grown = load_league(write(tmp_path, ISSUE_EXAMPLE.replace(old, new)))
+        assert grown.identity() == base.identity(), new
     # The time control and concurrency may change between runs of one league.
     other = ISSUE_EXAMPLE.replace("concurrency = 2", "concurrency = 1").replace(
         "move_ms = 1000", "move_ms = 2000")
@@ -217,6 +228,15 @@ BAD_FILES = {
         [league]
         deals = 2
         """ + TWO_BOTS),
+    "version with a space": ("version", """\
+        [[bots]]
+        name = "a"
+        command = "python a.py"
+        version = "v 2"  # HERE
+        [[bots]]
+        name = "b"
+        command = "python b.py"
+        """),
     "unknown bot key": ("weight", """\
         [[bots]]
         name = "a"

@@ -150,6 +150,20 @@ def test_bind_refuses_a_different_league(tmp_path: Path) -> None:
         store.bind("league", identity)  # the refusals changed nothing
 
 
+def test_bind_drops_what_only_the_database_holds(tmp_path: Path) -> None:
+    """An earlier version bound the bots and the deals too; a league that grew agrees
+    with it on the rest, and the database then holds the new description."""
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.bind("league", "bots=a,b;table_size=2;deals=6;seed=5")
+        store.bind("league", "table_size=2;seed=5")
+        assert query(db, "SELECT value FROM meta WHERE key = 'league'") == [
+            ("table_size=2;seed=5",)]
+        with pytest.raises(StoreError) as info:
+            store.bind("league", "table_size=3;seed=5")
+        assert "(table_size: 2 in the database, 3 now)" in str(info.value)
+
+
 def test_register_bots(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     with ResultStore(db) as store:
