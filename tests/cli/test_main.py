@@ -185,6 +185,8 @@ def test_missing_bot_binary_in_any_seat(tmp_path: Path) -> None:
     ([RANDOM, RANDOM, "--rules", "taki-1980"],
      "bad rules: unknown rules preset 'taki-1980' (known: super-taki-2018, super-taki-classic)"),
     ([RANDOM, RANDOM, "--flag", "pyramid"], "--flag needs NAME=VALUE"),
+    ([RANDOM, RANDOM, "--flag", 'scoring={"colorless": 1}'],
+     "--flag scoring: must be a table of both colored_action and colorless"),
     ([RANDOM, RANDOM, "--flag", "wild=true"], "--flag wild: unknown rule flag"),
     ([RANDOM, RANDOM, "--flag", "pyramid=yes"], "is not a JSON value"),
     ([RANDOM, RANDOM, "--flag", "pyramid=\"yes\""], "--flag pyramid: must be true or false"),
@@ -549,3 +551,14 @@ def test_help_version_and_argument_errors_load_no_heavy_module(args: list[str]) 
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             timeout=60)
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_the_scoring_flag_reaches_the_games(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = match_json(capsys, tmp_path, f"{RANDOM} 1", f"{RANDOM} 2", "--games", "2",
+                     "--seed", "4", "--replay-dir", str(tmp_path / "r"),
+                     "--flag", 'scoring={"colored_action": 0, "colorless": 0}')
+    for game in out["games"]:
+        replay = json.loads(Path(game["replay"]).read_text())
+        assert replay["rules"]["scoring"] == {"colored_action": 0, "colorless": 0}

@@ -19,6 +19,7 @@ from referee.config.settings import (
     load_league,
     make_command,
     parse_bot_arg,
+    rule_flag_error,
 )
 from referee.core.specs import HardLimits, Sandbox
 from referee.league.store import ResultStore, StoreError
@@ -160,6 +161,25 @@ def test_every_key(tmp_path: Path) -> None:
     assert config.bots[2].command.limits.cpu_seconds == 5
 
 
+def test_the_scoring_flag_sets_what_cards_left_in_hand_are_worth(tmp_path: Path) -> None:
+    text = "[rules]\nscoring = { colored_action = 5, colorless = 0 }\n" + TWO_BOTS
+    scoring = load_league(write(tmp_path, text)).rules.scoring
+    assert (scoring.colored_action, scoring.colorless) == (5, 0)
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ({"colored_action": 1, "colorless": 2}, None),
+    ({"colored_action": 1}, "must be a table of both colored_action and colorless"),
+    ({"colored_action": 1, "colorless": 2, "number": 3}, "must be a table of both"),
+    ({"colored_action": -1, "colorless": 2}, "colored_action must be an integer from 0, not -1"),
+    ({"colored_action": 1, "colorless": True}, "colorless must be an integer from 0, not True"),
+    (10, "must be a table of both"),
+])
+def test_scoring_flag_values(value: object, problem: str | None) -> None:
+    error = rule_flag_error("scoring", value)
+    assert error == problem if problem is None else problem in (error or "")
+
+
 def test_a_version_makes_an_entrant_of_its_own(tmp_path: Path) -> None:
     text = TWO_BOTS.replace('name = "greedy"', 'name = "greedy"\nversion = 2').replace(
         'name = "random"', 'name = "random"\nversion = "1.4-rc1"')
@@ -237,6 +257,14 @@ BAD_FILES = {
         name = "b"
         command = "python b.py"
         """),
+    "scoring with one key": ("scoring", """\
+        [rules]
+        scoring = { colored_action = 5 }  # HERE
+        """ + TWO_BOTS),
+    "scoring below zero": ("colorless", """\
+        [rules]
+        scoring = { colored_action = 5, colorless = -1 }  # HERE
+        """ + TWO_BOTS),
     "unknown bot key": ("weight", """\
         [[bots]]
         name = "a"
