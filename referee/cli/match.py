@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,12 @@ from referee.cli.sandboxing import sandboxed_bots
 from referee.config.settings import directory_error, parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
-from referee.core.schedule import fresh_seed, match_games
+from referee.core.schedule import ScheduledGame, fresh_seed, match_games, series_games
 from referee.core.specs import BotSpec
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings
+from referee.match.series import SeriesResult, series_results
 from referee.match.unit import play_unit
 from referee.rules import Rules
 from referee.rules.config import DealError
@@ -110,7 +111,10 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])
     bots = sandboxed_bots(args, bots)
     names = [b.name for b in bots]
-    games = args.games if args.games is not None else len(bots)
+    if args.series is not None and args.series < 1:
+        raise UsageError("--series must be at least 1 game")
+    # By default every bot plays first once, or (series) each seating plays one series.
+    games = args.games if args.games is not None else len(bots) * (args.series or 1)
     if games < 1:
         raise UsageError("--games must be at least 1")
     if args.strikes < 1:
@@ -153,17 +157,53 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
                 tally.add(outcome)
                 advance()
 
-            for rotation in range(min(len(bots), games)):
+            for rotation in range(len(bots)):
                 await play_unit(
-                    match_games(names, games, seed, rotation), bots, settings,
+                    schedule(names, games, seed, args.series, rotation), bots, settings,
                     on_game=finished, match_name=f"match-{seed}-rot{rotation}",
                     remote=seats,
                 )
     args.on_interrupt = None
-    outcomes.sort(key=lambda o: o.game.deal * len(bots) + o.game.rotation)
+    order = {g.game_id: i for i, g in enumerate(schedule(names, games, seed, args.series))}
+    outcomes.sort(key=lambda o: order[o.game.game_id])
+    series = series_results(outcomes) if args.series else None
     if args.json:
-        print_json({"seed": seed, "games": [o.to_json() for o in outcomes]})
+        out: dict[str, Any] = {"seed": seed, "games": [o.to_json() for o in outcomes]}
+        if series is not None:
+            out["series"] = [s.to_json() for s in series]
+        print_json(out)
     else:
         print_summary(console, summary_rows(names, outcomes))
+        if series is not None:
+            print_series(console, names, series)
     tally.print()
     return 0
+
+
+def schedule(names: Sequence[str], games: int, seed: int, series: int | None,
+             rotation: int | None = None) -> Iterator[ScheduledGame]:
+    """The games of the match (of one seating with ``rotation``): single games, or
+    series of ``series`` games (R24)."""
+    if series:
+        return series_games(names, games, series, seed, rotation)
+    return match_games(names, games, seed, rotation)
+
+
+def print_series(console: Console, names: Sequence[str], results: Sequence[SeriesResult]
+                 ) -> None:
+    """Each series's penalty points and places (R24: the lowest total wins)."""
+    table = Table(title="Series (penalty points, place)")
+    table.add_column("series")
+    table.add_column("games", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    wins = dict.fromkeys(names, 0)
+    for result in results:
+        by_bot = {s.bot: s for s in result.standings}
+        for standing in result.standings:
+            wins[standing.bot] += standing.place == 1
+        table.add_row(result.name, str(len(result.games)), *(
+            f"{by_bot[n].penalty} ({by_bot[n].place})" if n in by_bot else "-" for n in names
+        ))
+    table.add_row("series won", "", *(str(wins[n]) for n in names))
+    console.print(table)

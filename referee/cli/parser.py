@@ -78,7 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help='a bot command ("python bot.py"), NAME=COMMAND, or NAME=remote '
                             "for a bot that connects over TCP; 2 to 10 bots")
     match.add_argument("--games", type=int, default=None,
-                       help="number of games (default: one per seat rotation)")
+                       help="number of games (default: one per seat rotation; with --series,"
+                            " one series per seating)")
+    match.add_argument("--series", type=int, nargs="?", const=6, default=None, metavar="N",
+                       help="play series of N games (default 6) scored with penalty points"
+                            " (RULES.md R24): the bots keep their seats through a series,"
+                            " the first move passes round, the lowest total wins")
     match.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     _rules_args(match)
     _time_args(match)

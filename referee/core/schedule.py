@@ -54,6 +54,9 @@ class ScheduledGame:
     seed: int
     #: Bot names by seat.
     seats: tuple[str, ...]
+    #: The seat that plays first (R3): 0, but for the games of a series, whose seats
+    #: stay put while the first move passes round (R24).
+    first_seat: int = 0
 
 
 def rotate(table: Sequence[str], rotation: int) -> tuple[str, ...]:
@@ -97,6 +100,44 @@ def match_games(
             rotation=rot,
             seed=derive_seed(seed, "deal", deal),
             seats=rotate(names, rot),
+        )
+
+
+SERIES_PREFIX = "series"
+
+
+def series_of(game_id: str) -> str | None:
+    """The series a game of :func:`series_games` belongs to (``series2``), or None."""
+    head, sep, _ = game_id.partition("/")
+    return head if sep and head.startswith(SERIES_PREFIX) else None
+
+
+def series_games(
+    names: Sequence[str], games: int, series_length: int, seed: int,
+    rotation: int | None = None,
+) -> Iterator[ScheduledGame]:
+    """The schedule of ``taki-referee match --series``: series of ``series_length``
+    games (R24), ``games`` in all. The bots keep their seats through a series and the
+    first seat passes round from game to game; series ``s`` seats the bots in rotation
+    ``s % n`` and plays deals ``(s // n) * length`` onwards, so every ``n`` consecutive
+    series play the same deals from every seating (duplicate series). With
+    ``rotation``, only the series of that seating: each seating has bot processes of
+    its own, so that no process plays a deal twice."""
+    n = len(names)
+    for i in range(games):
+        number, k = divmod(i, series_length)
+        seating = number % n
+        if rotation is not None and seating != rotation:
+            continue
+        deal = (number // n) * series_length + k
+        yield ScheduledGame(
+            game_id=f"{SERIES_PREFIX}{number + 1}/game{k + 1}",
+            block=f"deal{deal}",
+            deal=deal,
+            rotation=seating,
+            seed=derive_seed(seed, "deal", deal),
+            seats=rotate(names, seating),
+            first_seat=k % n,
         )
 
 

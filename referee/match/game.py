@@ -100,6 +100,8 @@ class GameOutcome:
     actions: int
     reason: str | None
     replay: Path | None
+    #: The winning seat, if a seat won (R22).
+    winner: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,9 +167,10 @@ class GameReferee:
         self.conns = [conn if isinstance(conn, BotConnection) else None for conn in conns]
         self.settings = settings
         n = len(game.seats)
-        self.state: GameState = new_game(n, game.seed, settings.rules)
+        self.state: GameState = new_game(n, game.seed, settings.rules,
+                                         first_seat=game.first_seat)
         self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats),
-                             master_seed=settings.master_seed)
+                             first_seat=game.first_seat, master_seed=settings.master_seed)
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
         self.cursors = [0] * n
         self.strikes = [0] * n
@@ -391,6 +394,6 @@ def outcome_of(
                     times[seat], logs[seat])
         for seat, bot in enumerate(game.seats)
     )
-    return GameOutcome(game, seats, result.actions, result.reason, replay)
+    return GameOutcome(game, seats, result.actions, result.reason, replay, result.winner)
 
 

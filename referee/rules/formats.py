@@ -3,7 +3,7 @@ the Pyramid Tournament (a rule flag of the game itself: ``Rules(pyramid=True)``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -29,15 +29,23 @@ class SeriesRules:
 
 def penalty_points(result: GameResult, rules: SeriesRules) -> tuple[int, ...]:
     """The penalty points each seat scores for one game of a series."""
-    forfeited = {f.seat for f in result.forfeits}
+    return seat_penalties(result.points, result.winner,
+                          {f.seat for f in result.forfeits}, rules)
+
+
+def seat_penalties(
+    points: Sequence[int], winner: int | None, forfeited: Collection[int], rules: SeriesRules
+) -> tuple[int, ...]:
+    """R24 and D10: the winner scores ``winner_points``, a seat that forfeited its hand
+    points plus ``forfeit_points``, everyone else the points left in hand."""
     out = []
-    for seat, points in enumerate(result.points):
-        if seat == result.winner:
+    for seat, left in enumerate(points):
+        if seat == winner:
             out.append(rules.winner_points)
         elif seat in forfeited:
-            out.append(points + rules.forfeit_points)
+            out.append(left + rules.forfeit_points)
         else:
-            out.append(points)
+            out.append(left)
     return tuple(out)
 
 

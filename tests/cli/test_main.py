@@ -562,3 +562,34 @@ def test_the_scoring_flag_reaches_the_games(
     for game in out["games"]:
         replay = json.loads(Path(game["replay"]).read_text())
         assert replay["rules"]["scoring"] == {"colored_action": 0, "colorless": 0}
+
+
+def test_match_series_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--series 3 --games 6: two series of three games, the seats kept within each, the
+    first move passing round, and the replays re-play from their first seat."""
+    out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
+                     "--series", "3", "--games", "6", "--seed", "2",
+                     "--replay-dir", str(tmp_path / "r"))
+    games = out["games"]
+    assert [g["game_id"] for g in games] == [
+        "series1/game1", "series1/game2", "series1/game3",
+        "series2/game1", "series2/game2", "series2/game3"]
+    assert [[p["bot"] for p in g["players"]] for g in games] == (
+        [["greedy", "random"]] * 3 + [["random", "greedy"]] * 3)
+    firsts = [json.loads(Path(g["replay"]).read_text())["first_seat"] for g in games]
+    assert firsts == [0, 1, 0, 0, 1, 0]
+    series = out["series"]
+    assert [s["games"] for s in series] == [
+        [g["game_id"] for g in games[:3]], [g["game_id"] for g in games[3:]]]
+    for one, played in zip(series, (games[:3], games[3:]), strict=True):
+        totals = {"greedy": 0, "random": 0}
+        for g in played:
+            for p in g["players"]:
+                totals[p["bot"]] += -100 if p["place"] == 1 else p["points"]
+        assert {s["bot"]: s["penalty"] for s in one["standings"]} == totals
+        assert sorted(s["place"] for s in one["standings"]) in ([1, 2], [1, 1])
+    result = run("replay", "verify", *(g["replay"] for g in games), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    # The default: one series per seating.
+    assert len(match_json(capsys, tmp_path, f"{RANDOM} 1", f"{RANDOM} 2", "--series", "2",
+                          "--seed", "1")["series"]) == 2
