@@ -23,7 +23,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from referee.config.settings import make_command
+from referee.config.bot_commands import make_command
 from referee.core.clock import TimeControl
 from referee.core.schedule import match_games
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from referee.config.settings import rule_flag_error
+from referee.config.rule_flags import rule_flag_error
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.rules import Rules

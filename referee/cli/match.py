@@ -22,7 +22,8 @@ from referee.cli.output import (
 )
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
-from referee.config.settings import directory_error, parse_bot_arg, unique_names
+from referee.config.bot_commands import parse_bot_arg, unique_names
+from referee.config.settings import directory_error
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.core.schedule import ScheduledGame, fresh_seed, match_games, series_games

@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 
-from referee.config.settings import _default_name, make_command
+from referee.config.bot_commands import _default_name, make_command
 from referee.core.errors import UsageError
 from referee.core.specs import BotSpec
 from referee.shell.network import RemoteSetupError, format_address, parse_address

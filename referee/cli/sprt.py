@@ -13,7 +13,8 @@ from referee.cli.match import master_seed, require_deal, require_directories
 from referee.cli.output import FaultTally, describe_counts, print_json, progress
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
-from referee.config.settings import available_cpus, parse_bot_arg
+from referee.config.bot_commands import parse_bot_arg
+from referee.config.settings import available_cpus
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.league.botcheck import require_bots

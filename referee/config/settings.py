@@ -1,4 +1,4 @@
-"""User settings: bot specs from the command line and league files in TOML.
+"""League files in TOML (bots given on the command line: ``referee.config.bot_commands``).
 
 A bad setting raises :class:`SettingsError` naming the file, the line and the key, so a
 user never has to guess what the referee did not like.
@@ -9,68 +9,23 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import sys
 import tomllib
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from referee.config.bot_commands import NAME_PATTERN, VERSION_MARK, env_error, make_command
+from referee.config.errors import SettingsError
+from referee.config.rule_flags import rule_flag_error
 from referee.config.toml_lines import KeyLocator
 from referee.core.clock import TimeControl
-from referee.core.errors import UserError
-from referee.core.specs import REMOTE, BotCommand, BotSpec, ResourceLimits, Sandbox
+from referee.core.specs import BotSpec, ResourceLimits, Sandbox
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
 
-#: An interpreter name that, as the first word of a bot command, means the referee's
-#: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).
-PYTHON_NAMES = ("python", "python3")
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.+-]{1,64}$")
-#: Between a bot's name and its version in the name of an entrant: ``greedy@2``.
-VERSION_MARK = "@"
 #: ``[league] executor``: "local", or a Dask scheduler as ``dask://HOST:PORT``.
 DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
-
-
-class SettingsError(UserError):
-    """A setting that the referee cannot use; the message says where and why."""
-
-
-#: The command of a remote seat: ``NAME=remote`` on the command line.
-
-
-def make_command(
-    command: str,
-    *,
-    cwd: str | None = None,
-    env: Mapping[str, str] | None = None,
-    limits: ResourceLimits | None = None,
-) -> BotCommand:
-    """A bot's command; ValueError for one that cannot be started (no program, a NUL
-    character, an environment variable that cannot be set)."""
-    if "\0" in command:
-        raise ValueError("the command contains a NUL character (\\u0000)")
-    problem = env_error(env or {})
-    if problem is not None:
-        raise ValueError(f"env: {problem}")
-    cmd = BotCommand.parse(command, cwd=cwd, env=env, limits=limits)
-    if cmd.argv[0] in PYTHON_NAMES:
-        cmd = attrs.evolve(cmd, argv=(sys.executable, *cmd.argv[1:]))
-    return cmd
-
-
-def env_error(env: Mapping[str, str]) -> str | None:
-    """What keeps ``env`` from being a process's environment variables, or None."""
-    for name, value in env.items():
-        if not name:
-            return "a variable needs a name (found an empty one)"
-        if "=" in name or "\0" in name:
-            return f"variable name {name!r} cannot contain '=' or a NUL character (\\u0000)"
-        if "\0" in value:
-            return f"the value of {name} contains a NUL character (\\u0000)"
-    return None
 
 
 def directory_error(path: Path) -> str | None:
@@ -102,66 +57,6 @@ def available_cpus() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):  # no sched_getaffinity on this platform
         return os.cpu_count() or 1
-
-
-def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
-    """A bot from the command line: ``COMMAND``, ``NAME=COMMAND``, or ``NAME=remote`` for
-    a remote seat. ``origin`` says where it was given (default ``argument N``)."""
-    origin = origin or f"argument {index + 1}"
-    name, sep, command = text.partition("=")
-    if not sep or not NAME_PATTERN.match(name) or " " in name:
-        name, command = "", text
-    if command.strip() == REMOTE:
-        if not name:
-            raise SettingsError(
-                f"bot {index + 1}: a remote seat needs a name: NAME=remote"
-                " (use ./remote for an executable of that name)"
-            )
-        return BotSpec(name, None, origin)
-    try:
-        cmd = make_command(command)
-    except ValueError as exc:
-        raise SettingsError(f"bot {index + 1}: {exc}") from None
-    program = Path(cmd.argv[0]).name
-    if len(cmd.argv) == 1 and (cmd.argv[0] == sys.executable or INTERPRETERS.match(program)):
-        # "match python my_bot.py": the shell split one bot's command into two.
-        raise SettingsError(
-            f"bot {index + 1}: {command.strip()!r} alone is an interpreter with no program"
-            f" to run; each bot is one argument: quote its command, e.g."
-            f" \"{command.strip()} my_bot.py\""
-        )
-    if not name:
-        name = _default_name(cmd, index)
-    return BotSpec(name, cmd, origin)
-
-
-#: Programs that run a script: a bot started with one is named after its script.
-INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|java|bash|sh)$")
-
-
-def _default_name(cmd: BotCommand, index: int) -> str:
-    """The script's name for ``python bot.py`` or ``node js/bot.js`` (then the folder's
-    name when the script is called bot or main), else the executable's name."""
-    words = [w for w in cmd.argv if not w.startswith("-")]
-    program = Path(cmd.argv[0])
-    target = program
-    if (cmd.argv[0] == sys.executable or INTERPRETERS.match(program.name)) and len(words) > 1:
-        target = Path(words[1])
-    stem = target.stem
-    if stem in ("bot", "main", "index") and target.parent.name:
-        stem = target.parent.name
-    return re.sub(r"[^A-Za-z0-9_.+-]", "_", stem) or f"bot{index + 1}"
-
-
-def unique_names(bots: list[BotSpec]) -> list[BotSpec]:
-    """Give repeated names a suffix (``random``, ``random-2``)."""
-    seen: dict[str, int] = {}
-    out = []
-    for bot in bots:
-        n = seen.get(bot.name, 0) + 1
-        seen[bot.name] = n
-        out.append(bot if n == 1 else attrs.evolve(bot, name=f"{bot.name}-{n}"))
-    return out
 
 
 # --------------------------------------------------------------------- leagues
@@ -211,41 +106,6 @@ _LIMIT_KEYS = {
     "address_space_mb", "cpu_seconds", "file_size_mb", "open_files", "memory_mb", "pids",
     "cpu_percent",
 }
-_RULE_FLAGS = {
-    "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
-    "pyramid", "hand_size", "scoring",
-}
-#: The keys of the ``scoring`` flag: what a card left in hand is worth (R22).
-_SCORING_KEYS = ("colored_action", "colorless")
-_BOOL_FLAGS = {"voluntary_draw", "crazy_card", "plus3_rule", "pyramid"}
-
-
-def rule_flag_error(name: str, value: object) -> str | None:
-    """What is wrong with the rule flag ``name`` = ``value``, or None when it is usable
-    (the rules core checks ranges; this checks names and types)."""
-    if name not in _RULE_FLAGS:
-        return f"unknown rule flag (known: {', '.join(sorted(_RULE_FLAGS))})"
-    if name == "scoring":
-        return _scoring_error(value)
-    if name in _BOOL_FLAGS:
-        if not isinstance(value, bool):
-            return f"must be true or false, not {value!r}"
-    elif not isinstance(value, int) or isinstance(value, bool):
-        return f"must be an integer, not {value!r}"
-    return None
-
-
-def _scoring_error(value: object) -> str | None:
-    wanted = (f"must be a table of both {' and '.join(_SCORING_KEYS)}, each an integer from 0"
-              ' (e.g. {"colored_action": 10, "colorless": 20})')
-    if not isinstance(value, dict) or sorted(value) != sorted(_SCORING_KEYS):
-        return f"{wanted}, not {value!r}"
-    for key, points in value.items():
-        if not isinstance(points, int) or isinstance(points, bool) or points < 0:
-            return f"{key} must be an integer from 0, not {points!r}"
-    return None
-
-
 def executor_error(value: object) -> str | None:
     """What is wrong with an ``executor`` setting, or None when it is usable."""
     usage = 'must be "local" or "dask://HOST:PORT" (a Dask scheduler)'

@@ -107,9 +107,14 @@ SERIES_PREFIX = "series"
 
 
 def series_of(game_id: str) -> str | None:
-    """The series a game of :func:`series_games` belongs to (``series2``), or None."""
-    head, sep, _ = game_id.partition("/")
-    return head if sep and head.startswith(SERIES_PREFIX) else None
+    """The series a game belongs to: its id without the game's number (``series2`` for
+    ``series2/game3`` of a match, ``a,b/series4/rot1`` of a league); None for a game of
+    no series."""
+    parts = game_id.split("/")
+    if (len(parts) >= 2 and parts[-1].startswith("game")
+            and any(p.startswith(SERIES_PREFIX) for p in parts[:-1])):
+        return "/".join(parts[:-1])
+    return None
 
 
 def series_games(

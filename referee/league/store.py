@@ -28,6 +28,7 @@ import attrs
 from referee.core.errors import UserError
 from referee.core.faults import FaultReason
 from referee.core.time_use import TimeUse
+from referee.league.sqlite_support import Transaction, agrees, difference, explain
 from referee.ratings.elo import GameResult as RatedGame
 from referee.rules import EndReason
 
@@ -228,7 +229,7 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
                 raise
-            raise StoreError(f"{doing} {self.path}: {_explain(exc)}") from None
+            raise StoreError(f"{doing} {self.path}: {explain(exc)}") from None
 
     def claim(self) -> None:
         """Make this store the only writer of its database until it is closed: a second
@@ -279,13 +280,13 @@ class ResultStore:
                 self._db.execute("INSERT INTO meta(key, value) VALUES (?, ?)", (key, value))
                 return
             stored = str(row[0])
-            if stored != value and _agrees(stored, value):
+            if stored != value and agrees(stored, value):
                 self._db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
                 return
         if stored != value:
             raise StoreError(
                 f"{self.path} holds results for a different {key} "
-                f"({_difference(stored, value)}); use another --db or the original settings"
+                f"({difference(stored, value)}); use another --db or the original settings"
             )
 
     def setting(self, key: str, default: str) -> str:
@@ -418,82 +419,12 @@ class ResultStore:
                 out[bot][reason] = count
         return dict(out)
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
+    def _transaction(self) -> Transaction:
+        return Transaction(self._db)
 
 
 _READ = "cannot read results database"
 _WRITE = "cannot write to results database"
-
-
-def _explain(exc: sqlite3.Error) -> str:
-    """What an SQLite error means for the user of a results database."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name.startswith("SQLITE_READONLY"):
-        return "the file is read-only (check the permissions of the file and of its folder)"
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return (
-            "another program is using it (it holds a lock on the database);"
-            " retry when that program has finished"
-        )
-    if name.startswith("SQLITE_NOTADB"):
-        return "not an SQLite database"
-    if name.startswith("SQLITE_CANTOPEN"):
-        return "cannot open the file (does its folder exist, and may it be written to?)"
-    return str(exc)
-
-
-def _fields(description: str) -> dict[str, str] | None:
-    """``name=value;name=value`` as a mapping; None for another form."""
-    parts = [part.partition("=") for part in description.split(";")]
-    if not all(sep for _, sep, _ in parts):
-        return None
-    return {name: value for name, _, value in parts}
-
-
-def _agrees(stored: str, wanted: str) -> bool:
-    """Whether every field of ``wanted`` has its value in ``stored``."""
-    before, after = _fields(stored), _fields(wanted)
-    if before is None or after is None:
-        return False
-    return all(before.get(name) == value for name, value in after.items())
-
-
-def _difference(stored: str, wanted: str) -> str:
-    """What differs between two ``name=value;name=value`` descriptions, e.g.
-    ``seed: 5 in the database, 6 now`` (for the names of ``wanted``); the whole values
-    when they have another form."""
-    before, after = _fields(stored), _fields(wanted)
-    if before is None or after is None:
-        return f"{stored!r} in the database, {wanted!r} now"
-    return "; ".join(
-        f"{name}: {before.get(name, '(none)')} in the database, {value} now"
-        for name, value in after.items()
-        if before.get(name) != value
-    )
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        if exc_type is None:
-            try:
-                self._db.execute("COMMIT")
-            except sqlite3.Error:
-                # SQLite may have rolled back already (a full disk does): the error
-                # that says why is the one to raise, not one from a second rollback.
-                if self._db.in_transaction:
-                    with contextlib.suppress(sqlite3.Error):
-                        self._db.execute("ROLLBACK")
-                raise
-        elif self._db.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
 
 
 def rated_games(store: ResultStore) -> list[RatedGame]:

@@ -1,11 +1,12 @@
 """Series results (R24): penalty points per game, totals per series, places by total.
 
-The pure scoring is ``referee.rules.formats``; this module adds it up over the outcomes
-of played games, by bot, for ``taki-referee match --series``."""
+The pure scoring is ``referee.rules.formats``; this module adds it up over played games,
+by bot: the games of ``taki-referee match --series`` (their outcomes) and of a league
+of series (their records in the results database)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -13,6 +14,26 @@ import attrs
 from referee.core.schedule import series_of
 from referee.match.game import GameOutcome
 from referee.rules.formats import SeriesRules, competition_places, seat_penalties
+
+
+@attrs.frozen
+class SeriesGame:
+    """What a series needs of one game: who sat where, the points left in each hand,
+    the winner and the seats that forfeited."""
+
+    game_id: str
+    block: str
+    bots: tuple[str, ...]
+    points: tuple[int, ...]
+    winner: int | None
+    forfeited: frozenset[int]
+
+    @classmethod
+    def of_outcome(cls, outcome: GameOutcome) -> SeriesGame:
+        seats = sorted(outcome.seats, key=lambda s: s.seat)
+        return cls(outcome.game.game_id, outcome.game.block, tuple(s.bot for s in seats),
+                   tuple(s.points for s in seats), outcome.winner,
+                   frozenset(s.seat for s in seats if s.forfeit is not None))
 
 
 @attrs.frozen
@@ -31,11 +52,16 @@ class SeriesResult:
     """One series: its games in order, and the bots by place."""
 
     name: str
+    #: The duplicate block of the series (the series of every seating of its deals).
+    block: str
     games: tuple[str, ...]
     standings: tuple[SeriesStanding, ...]
 
     def to_json(self) -> dict[str, Any]:
         return {"games": list(self.games), "standings": [s.to_json() for s in self.standings]}
+
+    def places(self) -> dict[str, int]:
+        return {s.bot: s.place for s in self.standings}
 
 
 #: R24's series: the winner scores -100, a forfeit adds 100 (D10).
@@ -43,34 +69,33 @@ STANDARD = SeriesRules()
 
 
 def series_results(
-    outcomes: Sequence[GameOutcome], rules: SeriesRules = STANDARD
+    games: Iterable[SeriesGame | GameOutcome], rules: SeriesRules = STANDARD
 ) -> list[SeriesResult]:
-    """The series of ``outcomes`` (games of ``referee.core.schedule.series_games``),
-    in the order of their first game. Every game of a series counts, including one a
-    series cut short by ``--games`` did not get to finish."""
-    groups: dict[str, list[GameOutcome]] = {}
-    for outcome in outcomes:
-        name = series_of(outcome.game.game_id)
+    """The series the ``games`` belong to (``referee.core.schedule.series_of``), in the
+    order of their first game, each game counted in the order given. A series cut
+    short (``--games``, or a league still running) counts the games it has."""
+    groups: dict[str, list[SeriesGame]] = {}
+    for item in games:
+        game = SeriesGame.of_outcome(item) if isinstance(item, GameOutcome) else item
+        name = series_of(game.game_id)
         if name is None:
-            raise ValueError(f"{outcome.game.game_id} is not a game of a series")
-        groups.setdefault(name, []).append(outcome)
-    results = []
-    for name, games in groups.items():
-        totals: dict[str, int] = {}
-        for outcome in games:
-            seats = sorted(outcome.seats, key=lambda s: s.seat)
-            forfeited = {s.seat for s in seats if s.forfeit is not None}
-            penalties = seat_penalties([s.points for s in seats], outcome.winner, forfeited,
-                                       rules)
-            for seat, penalty in zip(seats, penalties, strict=True):
-                totals[seat.bot] = totals.get(seat.bot, 0) + penalty
-        bots = list(totals)
-        places = competition_places([totals[b] for b in bots])
-        standings = sorted(
-            (SeriesStanding(bot, totals[bot], place) for bot, place in zip(bots, places,
-                                                                            strict=True)),
-            key=lambda s: (s.place, s.bot),
-        )
-        results.append(SeriesResult(name, tuple(o.game.game_id for o in games),
-                                    tuple(standings)))
-    return results
+            raise ValueError(f"{game.game_id} is not a game of a series")
+        groups.setdefault(name, []).append(game)
+    return [_result(name, played, rules) for name, played in groups.items()]
+
+
+def _result(name: str, games: Sequence[SeriesGame], rules: SeriesRules) -> SeriesResult:
+    totals: dict[str, int] = {}
+    for game in games:
+        penalties = seat_penalties(game.points, game.winner, game.forfeited, rules)
+        for bot, penalty in zip(game.bots, penalties, strict=True):
+            totals[bot] = totals.get(bot, 0) + penalty
+    bots = list(totals)
+    places = competition_places([totals[b] for b in bots])
+    standings = sorted(
+        (SeriesStanding(bot, totals[bot], place)
+         for bot, place in zip(bots, places, strict=True)),
+        key=lambda s: (s.place, s.bot),
+    )
+    return SeriesResult(name, games[0].block, tuple(g.game_id for g in games),
+                        tuple(standings))

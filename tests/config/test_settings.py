@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from referee.config.settings import (
-    LeagueConfig,
-    SettingsError,
-    available_cpus,
-    directory_error,
-    env_error,
-    load_league,
-    make_command,
-    parse_bot_arg,
-    rule_flag_error,
-)
+from referee.config.bot_commands import env_error, make_command, parse_bot_arg
+from referee.config.errors import SettingsError
+from referee.config.rule_flags import rule_flag_error
+from referee.config.settings import LeagueConfig, available_cpus, directory_error, load_league
 from referee.core.specs import HardLimits, Sandbox
 from referee.league.store import ResultStore, StoreError
 from referee.rules import RULES_REVISION

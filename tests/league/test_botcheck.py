@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from processes import live_children
 
-from referee.config.settings import make_command, parse_bot_arg
+from referee.config.bot_commands import make_command, parse_bot_arg
 from referee.core.clock import TimeControl
 from referee.core.faults import BotStartError
 from referee.core.specs import BotSpec

@@ -29,7 +29,8 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
         " install it with: pip install -e '.[test,dask]' (./tasks test does)"
     ) from None
 
-from referee.config.settings import LeagueConfig, SettingsError, load_league
+from referee.config.errors import SettingsError
+from referee.config.settings import LeagueConfig, load_league
 from referee.core.replay import Replay, verify
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import (

@@ -34,7 +34,9 @@ from processes import live_children
 from taki_protocol import BotHello, Error, pack_message, unpack_message
 
 from referee.cli.main import main
-from referee.config.settings import SettingsError, load_league, make_command, parse_bot_arg
+from referee.config.bot_commands import make_command, parse_bot_arg
+from referee.config.errors import SettingsError
+from referee.config.settings import load_league
 from referee.core.clock import TimeControl
 from referee.core.faults import BotTimeout
 from referee.core.replay import Replay, verify

@@ -1,0 +1,9 @@
+"""The error of a setting the referee cannot use."""
+
+from __future__ import annotations
+
+from referee.core.errors import UserError
+
+
+class SettingsError(UserError):
+    """A setting that the referee cannot use; the message says where and why."""
