@@ -27,11 +27,11 @@ from referee.config.settings import directory_error
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
 from referee.core.schedule import ScheduledGame, fresh_seed, match_games, series_games
+from referee.core.series import SeriesResult, series_results
 from referee.core.specs import BotSpec
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.match.game import GameOutcome, MatchSettings
-from referee.match.series import SeriesResult, series_results
 from referee.match.unit import play_unit
 from referee.rules import Rules
 from referee.rules.config import DealError
@@ -167,7 +167,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     args.on_interrupt = None
     order = {g.game_id: i for i, g in enumerate(schedule(names, games, seed, args.series))}
     outcomes.sort(key=lambda o: order[o.game.game_id])
-    series = series_results(outcomes) if args.series else None
+    series = series_results(o.series_game() for o in outcomes) if args.series else None
     if args.json:
         out: dict[str, Any] = {"seed": seed, "games": [o.to_json() for o in outcomes]}
         if series is not None:

@@ -83,13 +83,24 @@ class LeagueConfig:
     #: The most deals one unit of work (one set of bot processes) plays; None: sized
     #: from ``concurrency`` (``referee.league.runner.deals_per_unit``).
     deals_per_process: int | None = None
+    #: "single": every game is rated on its own; "series": the games are played in
+    #: series of ``series_games`` (R24), and the series are rated.
+    format: str = "single"
+    series_games: int = 6
+
+    @property
+    def series_length(self) -> int | None:
+        """The games of a series, or None for a league of single games."""
+        return self.series_games if self.format == "series" else None
 
     def identity(self) -> str:
         """What decides what a game of the league means, which must not change between
         two runs into the same database. The bots and the number of deals are not in it:
         a league grows (docs/leagues.md, "Growing a league")."""
+        series = "" if self.series_length is None else (
+            f"format=series;series_games={self.series_games};")
         return (
-            f"table_size={self.table_size};seed={self.seed};"
+            f"table_size={self.table_size};seed={self.seed};{series}"
             f"rules={sorted(self.rules.to_wire().items())};rules_revision={RULES_REVISION}"
         )
 
@@ -97,7 +108,10 @@ class LeagueConfig:
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
     "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
+    "format", "series_games",
 }
+#: ``[league] format``: single games, or series of games with penalty points (R24).
+LEAGUE_FORMATS = ("single", "series")
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
 _BOT_KEYS = {
     "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",
@@ -175,7 +189,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
         if key not in _LEAGUE_KEYS:
             raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
     kwargs: dict[str, Any] = {}
-    for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process"):
+    for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process",
+                "series_games"):
         if key in league:
             value = league[key]
             if not isinstance(value, int) or isinstance(value, bool):
@@ -191,6 +206,15 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
         raise fail("league", "strikes", "must be at least 1")
     if kwargs.get("deals_per_process", 1) < 1:
         raise fail("league", "deals_per_process", "must be at least 1")
+    if "format" in league:
+        if league["format"] not in LEAGUE_FORMATS:
+            raise fail("league", "format", 'must be "single" or "series"')
+        kwargs["format"] = league["format"]
+    if "series_games" in kwargs:
+        if kwargs.get("format") != "series":
+            raise fail("league", "series_games", 'is for format = "series" only')
+        if kwargs["series_games"] < 1:
+            raise fail("league", "series_games", "must be at least 1")
     if "restart" in league:
         if not isinstance(league["restart"], bool):
             raise fail("league", "restart", "must be true or false")

@@ -172,26 +172,62 @@ class WorkUnit:
     games: tuple[ScheduledGame, ...]
 
 
+def league_series(
+    table: Sequence[str], number: int, rotation: int, length: int, master_seed: int
+) -> list[ScheduledGame]:
+    """Series ``number`` of a league of series at ``table``, in seat rotation
+    ``rotation``: ``length`` games on deals ``number * length`` onwards, the seats kept
+    and the first move passing round (R24). Every rotation plays the same deals: the
+    series of one number form a duplicate block."""
+    names = ",".join(table)
+    block = f"{names}/{SERIES_PREFIX}{number}"
+    games = []
+    for k in range(length):
+        deal = number * length + k
+        games.append(ScheduledGame(
+            game_id=f"{block}/rot{rotation}/game{k + 1}",
+            block=block,
+            deal=deal,
+            rotation=rotation,
+            seed=derive_seed(master_seed, "deal", deal),
+            seats=rotate(table, rotation),
+            first_seat=k % len(table),
+        ))
+    return games
+
+
 def league_units(
-    bots: Sequence[str], table_size: int, deals: int, master_seed: int, deals_per_unit: int
+    bots: Sequence[str], table_size: int, deals: int, master_seed: int, deals_per_unit: int,
+    series_length: int | None = None,
 ) -> Iterator[WorkUnit]:
     """Every unit of work of a round-robin league, table by table, then by runs of
     ``deals_per_unit`` deals, then by rotation. The same arguments always give the same
-    units, whatever has been played already."""
+    units, whatever has been played already. With ``series_length``, the league plays
+    series (:func:`league_series`): ``deals`` and ``deals_per_unit`` count series."""
     _check_table_size(bots, table_size)
     if deals_per_unit < 1:
         raise ValueError(f"deals_per_unit must be at least 1, got {deals_per_unit}")
+    kind = "deals" if series_length is None else SERIES_PREFIX
     for table in itertools.combinations(bots, table_size):
         for start in range(0, deals, deals_per_unit):
             stop = min(deals, start + deals_per_unit)
-            blocks = [block_games(table, deal, derive_seed(master_seed, "deal", deal))
-                      for deal in range(start, stop)]
+            if series_length is None:
+                blocks = [block_games(table, deal, derive_seed(master_seed, "deal", deal))
+                          for deal in range(start, stop)]
             for rotation in range(table_size):
+                if series_length is None:
+                    games = tuple(block[rotation] for block in blocks)
+                else:
+                    games = tuple(game for number in range(start, stop) for game in
+                                  league_series(table, number, rotation, series_length,
+                                                master_seed))
                 yield WorkUnit(
-                    name=f"{','.join(table)}/deals{start}-{stop - 1}/rot{rotation}",
-                    games=tuple(block[rotation] for block in blocks),
+                    name=f"{','.join(table)}/{kind}{start}-{stop - 1}/rot{rotation}",
+                    games=games,
                 )
 
 
-def total_games(bots: int, table_size: int, deals: int) -> int:
-    return math.comb(bots, table_size) * deals * table_size
+def total_games(bots: int, table_size: int, deals: int, series_length: int | None = None
+                ) -> int:
+    """The games of a round-robin league (``deals`` series of ``series_length``)."""
+    return math.comb(bots, table_size) * deals * table_size * (series_length or 1)

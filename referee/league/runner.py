@@ -73,7 +73,7 @@ def record_of(outcome: GameOutcome) -> GameRecord:
 
 
 def league_size(config: LeagueConfig) -> int:
-    return total_games(len(config.bots), config.table_size, config.deals)
+    return total_games(len(config.bots), config.table_size, config.deals, config.series_length)
 
 
 #: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
@@ -111,7 +111,9 @@ def deals_per_unit(config: LeagueConfig) -> int:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)
     wanted = math.ceil(tables * config.table_size * config.deals / TARGET_UNITS)
-    size = max(1, min(config.deals, MAX_DEALS_PER_UNIT, wanted))
+    # In a league of series, a "deal" of the unit is a whole series of games.
+    longest = max(1, MAX_DEALS_PER_UNIT // (config.series_length or 1))
+    size = max(1, min(config.deals, longest, wanted))
     # Runs of even length: 6 deals in units of 3 and 3, not 5 and 1.
     return math.ceil(config.deals / math.ceil(config.deals / size))
 
@@ -127,7 +129,8 @@ def pending_units(
     names = [b.name for b in config.bots]
     if config.seed is None:
         raise ValueError("the league has no master seed yet (with_seed gives it one)")
-    for unit in league_units(names, config.table_size, config.deals, config.seed, per_unit):
+    for unit in league_units(names, config.table_size, config.deals, config.seed, per_unit,
+                             config.series_length):
         if any(g.game_id not in done for g in unit.games):
             yield unit
 

@@ -34,6 +34,7 @@ from referee.core.clock import SeatClock, TimeControl
 from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
+from referee.core.series import SeriesGame
 from referee.core.time_use import TimeRecorder, TimeUse
 from referee.rules import Action, GameResult, GameState, Rules, new_game, view
 from referee.rules import actions as A
@@ -102,6 +103,13 @@ class GameOutcome:
     replay: Path | None
     #: The winning seat, if a seat won (R22).
     winner: int | None = None
+
+    def series_game(self) -> SeriesGame:
+        """What a series needs of this game (``referee.core.series``)."""
+        seats = sorted(self.seats, key=lambda s: s.seat)
+        return SeriesGame(self.game.game_id, self.game.block, tuple(s.bot for s in seats),
+                          tuple(s.points for s in seats), self.winner,
+                          frozenset(s.seat for s in seats if s.forfeit is not None))
 
     def to_json(self) -> dict[str, Any]:
         return {

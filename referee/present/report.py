@@ -20,8 +20,9 @@ import attrs
 
 from referee.core.errors import UsageError
 from referee.core.files import write_atomically
+from referee.core.series import SeriesResult
 from referee.core.time_use import TimeUse
-from referee.league.store import GameRecord, ResultStore, StoreError, rated_games
+from referee.league.store import GameRecord, ResultStore, StoreError, rated_games, stored_series
 from referee.present.render import fill_template
 from referee.ratings.elo import GameResult as RatedGame
 from referee.ratings.elo import fit_elo
@@ -60,6 +61,8 @@ class ReportData:
     times: dict[str, TimeUse] = attrs.field(factory=dict)
     #: The bots that left the league (their games stay, and count in the ratings).
     retired: frozenset[str] = frozenset()
+    #: The series of a league of series (R24), in schedule order.
+    series: tuple[SeriesResult, ...] = ()
 
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
@@ -92,11 +95,16 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         forfeits = store.forfeit_counts()
         times = store.time_use()
         retired = frozenset(store.retired())
+        series = tuple(stored_series(store))
         # The same input and fit as ``taki-referee ratings``, so the figures agree.
         leaderboard = rated_games(store)
     report = rate(leaderboard, resamples=200, seed=0) if leaderboard else None
-    sizes, history = rating_history(_rated(games), points)
-    return ReportData(db, games, report, tuple(sizes), history, forfeits, times, retired)
+    # A league of series is rated by series: its chart grows series by series.
+    prefixes = [RatedGame(places=one.places(), block=one.block) for one in series] if series \
+        else _rated(games)
+    sizes, history = rating_history(prefixes, points)
+    return ReportData(db, games, report, tuple(sizes), history, forfeits, times, retired,
+                      series)
 
 
 # ----------------------------------------------------------------------- helpers
@@ -300,6 +308,20 @@ def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]],
     )
 
 
+def series_table(series: Sequence[SeriesResult]) -> str:
+    """Each series of a league of series: the bots by place, with their penalty points."""
+    rows = []
+    for one in series:
+        cells = ", ".join(f"{s.place}. {escape(s.bot)} {s.penalty:+d}" for s in one.standings)
+        rows.append(f'<tr><td>{escape(one.name)}</td><td class="num">{len(one.games)}</td>'
+                    f"<td>{cells}</td></tr>")
+    return (
+        '<table id="series"><thead><tr><th>series</th><th>games</th>'
+        "<th>standings (penalty points)</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table>"
+    )
+
+
 def time_table(times: dict[str, TimeUse], order: Sequence[str]) -> str:
     """Each bot's answer times: decisions, mean, p95 and max in ms, near misses."""
     rows = []
@@ -432,7 +454,11 @@ def render_report(data: ReportData, out_dir: Path) -> str:
             f"<section><h2>Time use</h2>"
             f'<p class="note">Each answer\'s time from request to answer; a near miss came'
             f" within 10% of the time the bot had.</p>{time_table(data.times, order)}</section>"
-            f"<section><h2>Games</h2>{games_table(data.games, data.db, out_dir)}</section>"
+            + (f"<section><h2>Series</h2>"
+               f'<p class="note">Each series is rated as one game, by its places: the'
+               f" lowest total of penalty points first (RULES.md R24).</p>"
+               f"{series_table(data.series)}</section>" if data.series else "")
+            + f"<section><h2>Games</h2>{games_table(data.games, data.db, out_dir)}</section>"
         )
     return fill_template("report.html", TITLE=escape(title), SUMMARY=summary, BODY=body)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from jsonout import strict_json
 
+from referee.config.errors import SettingsError
 from referee.config.settings import load_league
 from referee.core.schedule import round_robin, total_games
 from referee.league.runner import run_league
@@ -136,3 +137,68 @@ async def test_what_changes_the_games_meaning_is_still_refused(
     with ResultStore(db) as store, pytest.raises(StoreError, match=message):
         await run_league(config, store)
     assert stored(db).keys() == full_schedule(list(bots), 1).keys()
+
+
+# ------------------------------------------------------------------ leagues of series
+
+
+async def test_a_league_of_series_is_rated_by_series(tmp_path: Path) -> None:
+    path = tmp_path / "series.toml"
+    path.write_text(f"""\
+[league]
+format = "series"
+series_games = 3
+deals = 2
+seed = {SEED}
+concurrency = 2
+[[bots]]
+name = "greedy"
+command = "{GREEDY}"
+[[bots]]
+name = "random1"
+command = "{RANDOM} 1"
+[[bots]]
+name = "random2"
+command = "{RANDOM} 2"
+""")
+    config = load_league(path)
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        played = await run_league(config, store, log_dir=tmp_path / "logs")
+    # 3 tables x 2 series x 2 seatings x 3 games.
+    assert played == total_games(3, 2, 2, series_length=3) == 36
+    games = stored(db)
+    series = [g for g in games if g.startswith("greedy,random1/series1/rot1/")]
+    assert sorted(series) == [f"greedy,random1/series1/rot1/game{k}" for k in (1, 2, 3)]
+    assert {games[g][1] for g in series} == {("random1", "greedy")}  # seats kept
+    # Both seatings of a series play the same deals (a duplicate block).
+    assert [games[f"greedy,random1/series1/rot{r}/game2"][0] for r in (0, 1)] == [
+        games["greedy,random1/series1/rot0/game2"][0]] * 2
+    out = strict_json(subprocess.run([str(REFEREE), "ratings", str(db), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert out["games"] == 36
+    # Each bot played 2 tables x 2 series x 2 seatings = 8 series, rated as 8 games.
+    assert {r["bot"]: r["games"] for r in out["ratings"]} == {
+        "greedy": 8, "random1": 8, "random2": 8}
+    report = tmp_path / "report.html"
+    subprocess.run([str(REFEREE), "report", str(db), "-o", str(report)], check=True,
+                   capture_output=True)
+    page = report.read_text()
+    assert '<table id="series">' in page
+    assert page.count("<tr><td>greedy,random1/series") == 4
+
+
+def test_series_settings_are_checked(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = "{GREEDY}"\n' for n in "ab")
+    path.write_text("[league]\nseries_games = 3\n" + bots)
+    with pytest.raises(SettingsError, match='series_games: is for format = "series" only'):
+        load_league(path)
+    path.write_text('[league]\nformat = "swiss"\n' + bots)
+    with pytest.raises(SettingsError, match='format: must be "single" or "series"'):
+        load_league(path)
+    path.write_text('[league]\nformat = "series"\nseries_games = 0\n' + bots)
+    with pytest.raises(SettingsError, match="series_games: must be at least 1"):
+        load_league(path)
+    path.write_text('[league]\nformat = "series"\n' + bots)
+    assert load_league(path).series_length == 6

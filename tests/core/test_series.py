@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from referee.core.schedule import ScheduledGame, series_games
-from referee.match.game import GameOutcome, SeatOutcome
-from referee.match.series import series_results
+from referee.core.schedule import series_games
+from referee.core.series import SeriesGame, series_results
 
 
 def game(game_id: str, seats: dict[str, int], winner: str | None,
-         forfeit: str | None = None) -> GameOutcome:
+         forfeit: str | None = None) -> SeriesGame:
     """A finished game: the points left in each bot's hand, by seat order."""
     names = list(seats)
-    scheduled = ScheduledGame(game_id, "deal0", 0, 0, 1, tuple(names))
-    outcome_seats = tuple(
-        SeatOutcome(seat, bot, 1 if bot == winner else 2, points,
-                    ("crash", "gone") if bot == forfeit else None)
-        for seat, (bot, points) in enumerate(seats.items())
-    )
-    return GameOutcome(scheduled, outcome_seats, 10, "win", None,
-                       None if winner is None else names.index(winner))
+    return SeriesGame(game_id, "deal0", tuple(names), tuple(seats.values()),
+                      None if winner is None else names.index(winner),
+                      frozenset({names.index(forfeit)} if forfeit else ()))
 
 
 def test_the_winner_scores_minus_100_and_the_others_their_hand_points() -> None:

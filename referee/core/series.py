@@ -1,8 +1,9 @@
 """Series results (R24): penalty points per game, totals per series, places by total.
 
-The pure scoring is ``referee.rules.formats``; this module adds it up over played games,
-by bot: the games of ``taki-referee match --series`` (their outcomes) and of a league
-of series (their records in the results database)."""
+The scoring of one game is ``referee.rules.formats``; this module adds it up over played
+games, by bot: the games of ``taki-referee match --series`` and of a league of series
+(``GameOutcome.series_game`` and ``referee.league.store`` make the :class:`SeriesGame`
+of each)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from typing import Any
 import attrs
 
 from referee.core.schedule import series_of
-from referee.match.game import GameOutcome
 from referee.rules.formats import SeriesRules, competition_places, seat_penalties
 
 
@@ -27,13 +27,6 @@ class SeriesGame:
     points: tuple[int, ...]
     winner: int | None
     forfeited: frozenset[int]
-
-    @classmethod
-    def of_outcome(cls, outcome: GameOutcome) -> SeriesGame:
-        seats = sorted(outcome.seats, key=lambda s: s.seat)
-        return cls(outcome.game.game_id, outcome.game.block, tuple(s.bot for s in seats),
-                   tuple(s.points for s in seats), outcome.winner,
-                   frozenset(s.seat for s in seats if s.forfeit is not None))
 
 
 @attrs.frozen
@@ -69,14 +62,13 @@ STANDARD = SeriesRules()
 
 
 def series_results(
-    games: Iterable[SeriesGame | GameOutcome], rules: SeriesRules = STANDARD
+    games: Iterable[SeriesGame], rules: SeriesRules = STANDARD
 ) -> list[SeriesResult]:
     """The series the ``games`` belong to (``referee.core.schedule.series_of``), in the
     order of their first game, each game counted in the order given. A series cut
     short (``--games``, or a league still running) counts the games it has."""
     groups: dict[str, list[SeriesGame]] = {}
-    for item in games:
-        game = SeriesGame.of_outcome(item) if isinstance(item, GameOutcome) else item
+    for game in games:
         name = series_of(game.game_id)
         if name is None:
             raise ValueError(f"{game.game_id} is not a game of a series")
