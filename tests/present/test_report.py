@@ -19,13 +19,8 @@ import pytest
 
 from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
-from referee.present.report import (
-    load_report,
-    rating_history,
-    render_report,
-    replay_link,
-    write_report,
-)
+from referee.present.report import load_report, rating_history, render_report, write_report
+from referee.present.report_tables import replay_link
 from referee.ratings.elo import GameResult, fit_elo
 
 REPO = Path(__file__).resolve().parents[2]
