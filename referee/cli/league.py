@@ -27,6 +27,7 @@ from referee.core.errors import UsageError
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
+from referee.league.rating_input import rated_games
 from referee.league.runner import (
     Executor,
     LocalExecutor,
@@ -34,7 +35,7 @@ from referee.league.runner import (
     run_league,
     with_seed,
 )
-from referee.league.store import ResultStore, StoreError, rated_games
+from referee.league.store import ResultStore, StoreError
 from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import BotRating, RatingReport, rate
 

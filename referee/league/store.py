@@ -27,11 +27,8 @@ import attrs
 
 from referee.core.errors import UserError
 from referee.core.faults import FaultReason
-from referee.core.schedule import series_of
-from referee.core.series import SeriesGame, SeriesResult, series_results
 from referee.core.time_use import TimeUse
 from referee.league.sqlite_support import Transaction, agrees, difference, explain
-from referee.ratings.elo import GameResult as RatedGame
 from referee.rules import EndReason
 
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
@@ -291,6 +288,27 @@ class ResultStore:
                 f"({difference(stored, value)}); use another --db or the original settings"
             )
 
+    def note(self, key: str, value: str) -> None:
+        """Keep ``key`` = ``value``, replacing an earlier value (what the last run used:
+        its rules and time control, for the report)."""
+        with self._errors(_WRITE), self._transaction():
+            self._db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def meta(self, key: str) -> str | None:
+        """The value kept under ``key``, if any."""
+        with self._errors(_READ):
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def game_dates(self) -> tuple[str, str] | None:
+        """When the first and the last stored game finished (UTC, ISO 8601)."""
+        with self._errors(_READ):
+            first, last = self._db.execute(
+                "SELECT MIN(finished_at), MAX(finished_at) FROM games").fetchone()
+        return None if first is None else (str(first), str(last))
+
     def setting(self, key: str, default: str) -> str:
         """The value stored under ``key``; ``default``, stored, the first time."""
         with self._errors(_WRITE), self._transaction():
@@ -427,38 +445,3 @@ class ResultStore:
 
 _READ = "cannot read results database"
 _WRITE = "cannot write to results database"
-
-
-def series_game(game: GameRecord) -> SeriesGame:
-    """What a series needs of a stored game (``referee.core.series``). The winner is the
-    seat in first place of a game that was won: one that stopped at the action limit
-    has none."""
-    seats = sorted(game.seats, key=lambda s: s.seat)
-    winner = None
-    if game.reason in (EndReason.WIN, EndReason.LAST_STANDING):
-        winner = next(s.seat for s in seats if s.place == 1)
-    return SeriesGame(game.game_id, game.block, tuple(s.bot for s in seats),
-                      tuple(s.points for s in seats), winner,
-                      frozenset(s.seat for s in seats if s.forfeit_reason is not None))
-
-
-def stored_series(store: ResultStore) -> list[SeriesResult]:
-    """The series of a league of series, in schedule-id order (none for single games)."""
-    games = sorted((g for g in store.games() if series_of(g.game_id) is not None),
-                   key=lambda g: g.game_id)
-    return series_results(series_game(g) for g in games)
-
-
-def rated_games(store: ResultStore) -> list[RatedGame]:
-    """The stored games as rating input, in schedule-id order: the bootstrap draws blocks
-    by position, so the order in which concurrent games happened to finish must not
-    change the intervals. In a league of series each series is rated as one game, by
-    its places on penalty points (R24)."""
-    games = sorted(store.games(), key=lambda g: g.game_id)
-    rated = [
-        RatedGame(places={s.bot: s.place for s in game.seats}, block=game.block)
-        for game in games if series_of(game.game_id) is None
-    ]
-    series = series_results(series_game(g) for g in games if series_of(g.game_id) is not None)
-    rated += [RatedGame(places=one.places(), block=one.block) for one in series]
-    return rated

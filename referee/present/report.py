@@ -19,7 +19,8 @@ from referee.core.errors import UsageError
 from referee.core.files import write_atomically
 from referee.core.series import SeriesResult
 from referee.core.time_use import TimeUse
-from referee.league.store import GameRecord, ResultStore, StoreError, rated_games, stored_series
+from referee.league.rating_input import rated_games, stored_series
+from referee.league.store import GameRecord, ResultStore, StoreError
 from referee.present.render import fill_template
 from referee.present.report_charts import elo_chart, history_chart
 from referee.present.report_tables import (

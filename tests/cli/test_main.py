@@ -437,7 +437,7 @@ def duel_db(path: Path, wins: int, deals: int = 12) -> Path:
 
 
 def test_ratings_prior(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from referee.league.store import rated_games
+    from referee.league.rating_input import rated_games
     from referee.ratings.elo import fit_elo
 
     def gap(*args: str) -> float:

@@ -26,6 +26,7 @@ from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
 from referee.config.settings import load_league
 from referee.core.replay import Replay, verify
 from referee.core.schedule import derive_seed, round_robin
+from referee.league.rating_input import rated_games
 from referee.league.runner import (
     MAX_DEALS_PER_UNIT,
     deals_per_unit,
@@ -34,7 +35,7 @@ from referee.league.runner import (
     run_league,
     with_seed,
 )
-from referee.league.store import ResultStore, StoreError, rated_games
+from referee.league.store import ResultStore, StoreError
 from referee.ratings.leaderboard import rate
 
 REPO = Path(__file__).resolve().parents[2]
