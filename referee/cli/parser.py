@@ -194,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("db", type=Path)
     report.add_argument("-o", "--output", type=Path, default=Path("report.html"),
                         help="the page to write (default report.html)")
+    report.add_argument("--title", default=None,
+                        help="the report's title (default: League report: DB)")
     report.add_argument("--points", type=int, default=20,
                         help="points of the rating-over-games chart (default 20)")
     return parser

@@ -21,6 +21,8 @@ from referee.core.series import SeriesResult
 from referee.core.time_use import TimeUse
 from referee.league.rating_input import rated_games, stored_series
 from referee.league.store import GameRecord, ResultStore, StoreError
+from referee.present.bot_pages import bot_page_body, page_links, page_name
+from referee.present.league_facts import header_lines
 from referee.present.render import fill_template
 from referee.present.report_charts import elo_chart, history_chart
 from referee.present.report_tables import (
@@ -61,6 +63,11 @@ class ReportData:
     retired: frozenset[str] = frozenset()
     #: The series of a league of series (R24), in schedule order.
     series: tuple[SeriesResult, ...] = ()
+    #: The rules and the time control of the league's last run (JSON), when recorded.
+    rules: str | None = None
+    time: str | None = None
+    #: When the first and the last game finished.
+    dates: tuple[str, str] | None = None
 
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
@@ -94,6 +101,7 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         times = store.time_use()
         retired = frozenset(store.retired())
         series = tuple(stored_series(store))
+        rules, time, dates = store.meta("rules"), store.meta("time"), store.game_dates()
         # The same input and fit as ``taki-referee ratings``, so the figures agree.
         leaderboard = rated_games(store)
     report = rate(leaderboard, resamples=200, seed=0) if leaderboard else None
@@ -102,24 +110,26 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         else _rated(games)
     sizes, history = rating_history(prefixes, points)
     return ReportData(db, games, report, tuple(sizes), history, forfeits, times, retired,
-                      series)
+                      series, rules, time, dates)
 
 
 # -------------------------------------------------------------------------- page
 
 
-def render_report(data: ReportData, out_dir: Path) -> str:
-    """The report page; replay links are relative to ``out_dir``."""
-    title = f"League report: {data.db.name}"
-    n = len(data.games)
-    summary = f"{n} game{'s' if n != 1 else ''} from {escape(str(data.db))}"
+def render_report(data: ReportData, out_dir: Path, title: str | None = None,
+                  pages: dict[str, str] | None = None) -> str:
+    """The report page; replay links are relative to ``out_dir``; ``pages`` links each
+    bot's name to its page."""
+    title = title or f"League report: {data.db.name}"
+    summary = header_lines(len(data.games), str(data.db), data.rules, data.time, data.dates)
     if data.ratings is None:
         body = '<section><p class="none">No games in the database yet.</p></section>'
     else:
         report = data.ratings
         order = report.names
+        board = leaderboard_table(report, data.forfeits, data.retired, pages)
         body = (
-            f"<section><h2>Leaderboard</h2>{leaderboard_table(report, data.forfeits, data.retired)}"
+            f"<section><h2>Leaderboard</h2>{board}"
             f'<p class="note">Bradley-Terry Elo (mean {report.anchor_elo:.0f}), '
             f"95% intervals from {report.resamples} bootstrap resamples of the duplicate "
             f"blocks.</p>{elo_chart(report)}</section>"
@@ -143,21 +153,40 @@ def render_report(data: ReportData, out_dir: Path) -> str:
     return fill_template("report.html", TITLE=escape(title), SUMMARY=summary, BODY=body)
 
 
-def write_report(db: Path, target: Path, points: int = 20) -> ReportData:
+def bots_folder(target: Path) -> Path:
+    """Where the pages of the bots of the report ``target`` go: ``report-bots/``."""
+    return target.with_name(f"{target.stem}-bots")
+
+
+def write_report(db: Path, target: Path, points: int = 20, title: str | None = None
+                 ) -> ReportData:
+    """Write the report to ``target`` and a page per bot beside it (:func:`bots_folder`)."""
     data = load_report(db, points)
-    page = render_report(data, target.parent)
-    write_atomically(target, page, what="report")
+    folder = bots_folder(target)
+    bots = [] if data.ratings is None else list(data.ratings.names)
+    pages = page_links(bots, folder.name)
+    write_atomically(target, render_report(data, target.parent, title, pages), what="report")
+    title = title or f"League report: {db.name}"
+    for bot in bots:
+        body = bot_page_body(
+            bot, ratings=data.ratings, games=data.games, forfeits=data.forfeits,
+            times=data.times, retired=data.retired, bots=bots, db=db, out_dir=folder,
+            back=f"../{target.name}")
+        page = fill_template("report.html", TITLE=escape(f"{bot}: {title}"),
+                             SUMMARY=header_lines(len(data.games), str(db), data.rules,
+                                                  data.time, data.dates), BODY=body)
+        write_atomically(folder / page_name(bot), page, what="report", make_parents=True)
     return data
 
 
 def report_command(args: argparse.Namespace) -> int:
-    """``taki-referee report DB [-o OUT] [--points N]``."""
+    """``taki-referee report DB [-o OUT] [--points N] [--title TEXT]``."""
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")
     if args.points < 1:
         raise UsageError("--points must be at least 1")
     try:
-        write_report(args.db, args.output, args.points)
+        write_report(args.db, args.output, args.points, args.title)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

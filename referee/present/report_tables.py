@@ -4,6 +4,7 @@ the games with links to their replays."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -39,16 +40,22 @@ def replay_link(replay: str | None, db: Path, out_dir: Path) -> str | None:
 
 
 def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]],
-                      retired: frozenset[str] = frozenset()) -> str:
+                      retired: frozenset[str] = frozenset(),
+                      pages: dict[str, str] | None = None) -> str:
+    """The ratings, best first; each name links to its bot's page when ``pages`` has it."""
     rows = []
+    pages = pages or {}
     for rank, bot in enumerate(report.bots, 1):
         mark = ' <span class="retired">(retired)</span>' if bot.name in retired else ""
+        name = escape(bot.name)
+        if bot.name in pages:
+            name = f'<a href="{pages[bot.name]}">{name}</a>'
         ci = "-" if bot.ci95 is None else f"{bot.ci95[0]:.0f} .. {bot.ci95[1]:.0f}"
         lost = sum(forfeits.get(bot.name, {}).values())
         color, _ = bot_color(rank - 1)
         rows.append(
             f'<tr data-bot="{escape(bot.name)}"><td class="num">{rank}</td>'
-            f'<td><span class="key" style="background:{color}"></span>{escape(bot.name)}{mark}</td>'
+            f'<td><span class="key" style="background:{color}"></span>{name}{mark}</td>'
             f'<td class="num">{bot.elo:.0f}</td><td class="num">{ci}</td>'
             f'<td class="num">{bot.games}</td><td class="num">{bot.score:.3f}</td>'
             f'<td class="num">{lost or "-"}</td></tr>'
@@ -97,9 +104,19 @@ def time_table(times: dict[str, TimeUse], order: Sequence[str]) -> str:
     )
 
 
+#: From this many bots on, the crosstable's columns are numbered (with a legend) so that
+#: the table fits a page.
+NUMBERED_FROM = 7
+
+
 def crosstable(report: RatingReport) -> str:
     names = report.names
-    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    numbered = len(names) >= NUMBERED_FROM
+    number = {name: i for i, name in enumerate(names, 1)}
+    head = "".join(
+        f'<th title="{escape(n)}">{number[n]}</th>' if numbered else f"<th>{escape(n)}</th>"
+        for n in names
+    )
     rows = []
     for a in names:
         cells = []
@@ -121,10 +138,15 @@ def crosstable(report: RatingReport) -> str:
                 f"{record.wins}-{record.draws}-{record.losses} &middot; LOS "
                 f"{report.los[a][b]:.0%}</small></td>"
             )
-        rows.append(f'<tr data-bot="{escape(a)}"><th>{escape(a)}</th>{"".join(cells)}</tr>')
+        label = f"{number[a]}. {escape(a)}" if numbered else escape(a)
+        rows.append(f'<tr data-bot="{escape(a)}"><th>{label}</th>{"".join(cells)}</tr>')
+    legend = ""
+    if numbered:
+        legend = ('<p class="note" id="crosstable-legend">Columns: ' + ", ".join(
+            f"{number[n]} {escape(n)}" for n in names) + ".</p>")
     return (
         f'<table id="crosstable"><thead><tr><th></th>{head}</tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>'
+        f'<tbody>{"".join(rows)}</tbody></table>{legend}'
     )
 
 
@@ -149,29 +171,53 @@ def forfeit_table(forfeits: dict[str, dict[str, int]], order: Sequence[str]) -> 
     )
 
 
-def games_table(games: Sequence[GameRecord], db: Path, out_dir: Path) -> str:
-    rows = []
-    for number, game in enumerate(games, 1):
-        seats = ", ".join(
-            f"{escape(s.bot)} <b>{s.place}</b>"
-            + (f' <span class="forfeit">({escape(s.forfeit_reason)})</span>'
-               if s.forfeit_reason else "")
-            for s in sorted(game.seats, key=lambda s: s.seat)
+#: Games per page of the game list (each page a collapsible part of the report).
+GAMES_PER_PAGE = 100
+
+
+def _schedule_order(game_id: str) -> list[str | int]:
+    """Sort key of a game id in schedule order: numbers compare as numbers, so deal 10
+    comes after deal 9."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", game_id)]
+
+
+def games_table(games: Sequence[GameRecord], db: Path, out_dir: Path,
+                per_page: int = GAMES_PER_PAGE) -> str:
+    """Every game in schedule order (table, deal, rotation), with links to its replay,
+    in pages of ``per_page`` games: the first open, the others a click away."""
+    ordered = sorted(games, key=lambda g: _schedule_order(g.game_id))
+    pages = []
+    for start in range(0, len(ordered), per_page):
+        chunk = ordered[start:start + per_page]
+        rows = "".join(_game_row(start + i, game, db, out_dir)
+                       for i, game in enumerate(chunk, 1))
+        table = (
+            '<table class="games"><thead><tr><th>#</th><th>game</th><th>block</th>'
+            "<th>seats (bot, place)</th><th>end</th><th>actions</th><th>replay</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table>"
         )
-        links = ""
-        if game.replay:
-            path = _locate(game.replay, db)
-            links = f'<a href="{_href(path, out_dir)}">json</a>'
-            page = path.with_suffix(".html")
-            if page.exists():
-                links = f'<a href="{_href(page, out_dir)}">view</a> ' + links
-        rows.append(
-            f'<tr><td class="num">{number}</td><td>{escape(game.game_id)}</td>'
-            f"<td>{escape(game.block)}</td><td>{seats}</td><td>{escape(game.reason or '-')}</td>"
-            f'<td class="num">{game.actions}</td><td>{links}</td></tr>'
-        )
+        summary = f"games {start + 1} to {start + len(chunk)} of {len(ordered)}"
+        pages.append(f"<details{' open' if not start else ''}><summary>{summary}</summary>"
+                     f"{table}</details>")
+    return f'<div id="games">{"".join(pages)}</div>'
+
+
+def _game_row(number: int, game: GameRecord, db: Path, out_dir: Path) -> str:
+    seats = ", ".join(
+        f"{escape(s.bot)} <b>{s.place}</b>"
+        + (f' <span class="forfeit">({escape(s.forfeit_reason)})</span>'
+           if s.forfeit_reason else "")
+        for s in sorted(game.seats, key=lambda s: s.seat)
+    )
+    links = ""
+    if game.replay:
+        path = _locate(game.replay, db)
+        links = f'<a href="{_href(path, out_dir)}">json</a>'
+        page = path.with_suffix(".html")
+        if page.exists():
+            links = f'<a href="{_href(page, out_dir)}">view</a> ' + links
     return (
-        '<table id="games"><thead><tr><th>#</th><th>game</th><th>block</th>'
-        "<th>seats (bot, place)</th><th>end</th><th>actions</th><th>replay</th></tr></thead>"
-        f'<tbody>{"".join(rows)}</tbody></table>'
+        f'<tr><td class="num">{number}</td><td>{escape(game.game_id)}</td>'
+        f"<td>{escape(game.block)}</td><td>{seats}</td><td>{escape(game.reason or '-')}</td>"
+        f'<td class="num">{game.actions}</td><td>{links}</td></tr>'
     )

@@ -7,6 +7,7 @@ it); a missing browser fails it rather than skipping it.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -20,8 +21,9 @@ import pytest
 from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import load_report, rating_history, render_report, write_report
-from referee.present.report_tables import replay_link
+from referee.present.report_tables import crosstable, games_table, replay_link
 from referee.ratings.elo import GameResult, fit_elo
+from referee.rules import Rules
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -234,3 +236,79 @@ def test_report_of_a_league_in_the_browser(open_page: Any, tmp_path: Path) -> No
     assert page.inner_text("#step-no").startswith("step 0 /")
     assert problems == []
     page.close()
+
+
+# ------------------------------------------------------------- a report to publish
+
+
+def test_the_header_names_the_rules_the_time_control_and_the_dates(tmp_path: Path) -> None:
+    db = small_db(tmp_path / "r.sqlite")
+    with ResultStore(db) as store:
+        store.note("rules", json.dumps(Rules.preset("super-taki-2018", pyramid=True).to_wire()))
+        store.note("time", json.dumps({"move_ms": 500, "bank_ms": 9000, "increment_ms": 50,
+                                       "reaction_ms": 700}))
+    out = tmp_path / "site" / "index.html"
+    out.parent.mkdir()
+    write_report(db, out, title="Spring Cup 2026")
+    page = out.read_text()
+    assert "<title>Spring Cup 2026</title>" in page and "<h1>Spring Cup 2026</h1>" in page
+    assert "rules: super-taki-2018 (pyramid on)" in page
+    assert "time control: 500 ms a move, bank 9000 ms + 50 ms a move, 700 ms a reaction" in page
+    assert re.search(r"6 games from .*, played \d{4}-\d\d-\d\d \d\d:\d\d to "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", page)
+
+
+def test_each_bot_has_a_page(tmp_path: Path) -> None:
+    db = small_db(tmp_path / "r.sqlite")
+    out = tmp_path / "report.html"
+    write_report(db, out)
+    page = out.read_text()
+    for bot in "abc":
+        assert f'<a href="report-bots/{bot}.html">{bot}</a>' in page
+    bot_page = (tmp_path / "report-bots" / "b.html").read_text()
+    assert '<a href="../report.html">' in bot_page
+    assert re.search(r'<p id="rating">rank \d of 3, Elo -?\d+', bot_page)
+    # b played five of the six games, and forfeited two of them.
+    assert "<h2>Games (5)</h2>" in bot_page
+    assert "<th>crash</th><th>timeout</th>" in bot_page
+
+
+def test_versions_link_to_each_other(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.record(game("t/0", {"greedy@1": 1, "random": 2}))
+        store.record(game("t/1", {"greedy@2": 1, "random": 2}))
+        store.record(game("t/2", {"greedy@2": 2, "greedy@1": 1}))
+    write_report(db, tmp_path / "report.html")
+    page = (tmp_path / "report-bots" / "greedy@2.html").read_text()
+    assert 'versions: <a href="greedy%401.html">greedy@1</a>, greedy@2' in page
+
+
+def test_games_are_listed_by_deal_in_pages(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    ids = [f"a,b/deal{d}/rot{r}" for d in (10, 2, 1, 9) for r in (1, 0)]
+    with ResultStore(db) as store:
+        for game_id in ids:
+            store.record(game(game_id, {"a": 1, "b": 2}))
+    data = load_report(db)
+    html = games_table(data.games, db, tmp_path, per_page=3)
+    listed = re.findall(r"<td>(a,b/deal\d+/rot\d)</td>", html)
+    assert listed == sorted(ids, key=lambda i: (int(i.split("deal")[1].split("/")[0]), i))
+    assert html.count("<details") == 3 and html.count("<details open>") == 1
+    assert "<summary>games 7 to 8 of 8</summary>" in html
+
+
+def test_a_crosstable_of_many_bots_has_numbered_columns(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    bots = [f"bot{i}" for i in range(8)]
+    with ResultStore(db) as store:
+        for i, a in enumerate(bots):
+            for b in bots[i + 1:]:
+                store.record(game(f"{a},{b}/deal0/rot0", {a: 1, b: 2}))
+    data = load_report(db)
+    assert data.ratings is not None
+    html = crosstable(data.ratings)
+    assert '<th title="bot0">' in html and "<th>bot0</th>" not in html
+    assert 'id="crosstable-legend"' in html and "1 bot0" in html
+    small = load_report(small_db(tmp_path / "s.sqlite"))
+    assert small.ratings is not None and "crosstable-legend" not in crosstable(small.ratings)
