@@ -136,9 +136,11 @@ class GameReferee:
         game: ScheduledGame,
         conns: Sequence[BotConnection | BotFault | None],
         settings: MatchSettings,
+        state: GameState | None = None,
     ) -> None:
         """``conns`` holds each seat's bot: a connection, or the fault that keeps the
-        seat's bot from playing (None: the bot is not running)."""
+        seat's bot from playing (None: the bot is not running). ``state`` is the
+        position the game starts from (default: the deal of the game's seed)."""
         self.game = game
         self.unavailable: dict[int, BotFault] = {
             seat: BotCrashed("the bot is not running") if conn is None else conn
@@ -148,7 +150,7 @@ class GameReferee:
         self.conns = [conn if isinstance(conn, BotConnection) else None for conn in conns]
         self.settings = settings
         n = len(game.seats)
-        self.state: GameState = new_game(n, game.seed, settings.rules)
+        self.state: GameState = new_game(n, game.seed, settings.rules) if state is None else state
         self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats),
                              master_seed=settings.master_seed)
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
@@ -195,14 +197,8 @@ class GameReferee:
 
     async def run(self) -> GameResult:
         state = self.state
-        for seat, conn in enumerate(self.conns):
-            if conn is None or not conn.alive:
-                await self._forfeit(seat, self._fault_of(seat))
-                continue
-            try:
-                await conn.send(self._game_start(seat), timeout_s=1.0)
-            except BotFault as fault:
-                await self._forfeit(seat, fault)
+        for seat in range(len(self.conns)):
+            await self._start_seat(seat)
         while not state.is_over:
             if state.phase == REACT:
                 await self._react_window()
@@ -212,6 +208,17 @@ class GameReferee:
         self.replay.finish(result)
         await self._game_over(result)
         return result
+
+    async def _start_seat(self, seat: int) -> None:
+        """Send the seat's bot ``game_start``; a bot that cannot play forfeits."""
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:
+            await self._forfeit(seat, self._fault_of(seat))
+            return
+        try:
+            await conn.send(self._game_start(seat), timeout_s=1.0)
+        except BotFault as fault:
+            await self._forfeit(seat, fault)
 
     def _game_start(self, seat: int) -> GameStart:
         rules = self.settings.rules.to_wire()
