@@ -43,7 +43,7 @@ async def test_sample_python_bot_passes_every_scenario(bot: str, tmp_path: Path)
 async def test_react_out_of_range_fails_the_react_scenarios(tmp_path: Path) -> None:
     report = await check(f"python {HOSTILE / 'react_out_of_range.py'}", tmp_path=tmp_path)
     failed = {o.name: o for o in report.failures}
-    assert REACT_SCENARIOS <= set(failed)
+    assert set(failed) >= REACT_SCENARIOS
     for name in REACT_SCENARIOS:
         outcome = failed[name]
         assert outcome.problem == "forfeited (illegal)"
