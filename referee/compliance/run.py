@@ -19,7 +19,7 @@ import trio
 from taki_protocol import Error, Hello, Message, Shutdown
 
 from referee.core.clock import TimeControl
-from referee.core.faults import BotTimeout
+from referee.core.faults import BotFault, BotTimeout
 from referee.core.specs import BotSpec
 from referee.match.game import safe_filename
 from referee.shell.bots import GOODBYE_S, REFEREE_ID, SHUTDOWN_WAIT_S, open_bot
@@ -27,7 +27,7 @@ from referee.shell.bots import GOODBYE_S, REFEREE_ID, SHUTDOWN_WAIT_S, open_bot
 from .catalogue import SCENARIOS, scenario_named
 from .outcome import BotReport, ScenarioOutcome
 from .scenario import Scenario
-from .table import GameStopped, RecordingConnection, ScenarioTable
+from .table import Exchange, GameStopped, RecordingConnection, ScenarioTable
 
 __all__ = ["LIFECYCLE", "CheckSettings", "check_bot", "scenario_catalogue"]
 
@@ -65,45 +65,42 @@ class CheckSettings:
 
 
 def _lifecycle(name: str, problem: str | None = None, request: Message | None = None,
-               conn: RecordingConnection | None = None) -> ScenarioOutcome:
-    fault = conn.fault if conn is not None and problem is not None else None
-    return ScenarioOutcome(name, "lifecycle", LIFECYCLE[name], problem,
-                           request if problem is not None else None, fault=fault)
+               fault: BotFault | None = None) -> ScenarioOutcome:
+    """A lifecycle scenario's outcome: passed, or ``problem`` after ``request``."""
+    if problem is None:
+        return ScenarioOutcome(name, "lifecycle", LIFECYCLE[name])
+    return ScenarioOutcome(name, "lifecycle", LIFECYCLE[name], problem, request, fault=fault)
 
 
-def _outcome(scenario: Scenario, problem: str | None = None,
-             conn: RecordingConnection | None = None,
-             exchange_index: int = -1) -> ScenarioOutcome:
-    if problem is None or conn is None:
-        return ScenarioOutcome(scenario.name, scenario.group, scenario.summary, problem)
-    exchange = conn.exchanges[exchange_index] if conn.exchanges else None
+def _failed(scenario: Scenario, problem: str, exchange: Exchange | None = None,
+            fault: BotFault | None = None) -> ScenarioOutcome:
     return ScenarioOutcome(
         scenario.name, scenario.group, scenario.summary, problem,
         request=None if exchange is None else exchange.request,
         answer=None if exchange is None else exchange.answer,
-        fault=conn.fault,
+        fault=fault,
     )
 
 
 async def _judge(table: ScenarioTable) -> ScenarioOutcome:
     """Whether the bot played the scenario's game through as the protocol asks."""
     scenario, conn = table.scenario, table.bot
-    if not table.state.active[scenario.seat]:
-        reason = conn.fault.reason if conn.fault is not None else "forfeit"
-        return _outcome(scenario, f"forfeited ({reason})", conn)
+    last = table.exchanges[-1] if table.exchanges else None
+    for seat, reason, _, _ in table.state.forfeits:
+        if seat == scenario.seat:
+            return _failed(scenario, f"forfeited ({reason})", last, conn.fault)
     if table.undeclared:
-        exchange = table.undeclared[0]
-        return _outcome(scenario, 'ended its turn with one card without declaring "last'
-                        ' card" and drew the penalty', conn, conn.exchanges.index(exchange))
+        return _failed(scenario, 'ended its turn with one card without declaring "last card"'
+                       " and drew the penalty", table.undeclared[0])
     requests = [(ex.request.TYPE, ex.request.view, ex.request.legal) for ex in table.exchanges]
     for asked in scenario.asked:
         if not any(asked.matches(*request) for request in requests):
-            return _outcome(scenario, f"the situation was not reached: the bot was never sent"
-                            f" {asked.describe()}")
+            return _failed(scenario, "the situation was not reached: the bot was never sent"
+                           f" {asked.describe()}")
     if table.state.is_over and not await conn.check_idle(IDLE_WATCH_S):
-        return _outcome(scenario, "after game_over: " + (
-            conn.fault.public_detail if conn.fault is not None else "the bot is gone"), conn)
-    return _outcome(scenario)
+        gone = "the bot is gone" if conn.fault is None else conn.fault.public_detail
+        return _failed(scenario, f"after game_over: {gone}", last, conn.fault)
+    return ScenarioOutcome(scenario.name, scenario.group, scenario.summary)
 
 
 async def play_scenario(scenario: Scenario, conn: RecordingConnection,
@@ -157,12 +154,12 @@ async def _handshake_and_shutdown(starter: _Starter) -> list[ScenarioOutcome]:
     hello = Hello(referee=REFEREE_ID)
     async with starter.open() as conn:
         if conn.fault is not None:
-            return [_lifecycle("handshake", f"failed ({conn.fault.reason})", hello, conn)]
+            return [_lifecycle("handshake", f"failed ({conn.fault.reason})", hello, conn.fault)]
         out = [_lifecycle("handshake")]
         if starter.settings.wanted("shutdown-before-game"):
             await conn.shutdown()
             problem = _exit_problem(conn.process.returncode, "shutdown", SHUTDOWN_WAIT_S)
-            out.append(_lifecycle("shutdown-before-game", problem, Shutdown(), conn))
+            out.append(_lifecycle("shutdown-before-game", problem, Shutdown()))
         return out
 
 
@@ -172,7 +169,7 @@ async def _end_of_input(starter: _Starter) -> ScenarioOutcome:
         code = await _exit_status(conn, SHUTDOWN_WAIT_S)
         problem = None if code is not None else \
             f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input"
-        return _lifecycle("end-of-input", problem, None, conn)
+        return _lifecycle("end-of-input", problem)
 
 
 async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
@@ -195,7 +192,7 @@ async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
 async def _shutdown(name: str, conn: RecordingConnection) -> ScenarioOutcome:
     await conn.shutdown()
     return _lifecycle(name, _exit_problem(conn.process.returncode, "shutdown",
-                                          SHUTDOWN_WAIT_S), Shutdown(), conn)
+                                          SHUTDOWN_WAIT_S), Shutdown())
 
 
 async def _error(conn: RecordingConnection) -> ScenarioOutcome:
@@ -204,9 +201,8 @@ async def _error(conn: RecordingConnection) -> ScenarioOutcome:
     code = conn.process.returncode
     problem = None if code is not None and code >= 0 else \
         f"still running {GOODBYE_S * 1000:.0f} ms after error: killed"
-    message = Error(reason="timeout", message=fault.public_detail)
-    return ScenarioOutcome("error-mid-game", "lifecycle", LIFECYCLE["error-mid-game"],
-                           problem, message if problem else None)
+    return _lifecycle("error-mid-game", problem,
+                      Error(reason="timeout", message=fault.public_detail))
 
 
 async def _lifecycle_checks(starter: _Starter) -> list[ScenarioOutcome]:
@@ -236,8 +232,10 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
         async with starter.open() as conn:
             if conn.fault is not None:
                 problem = f"not played: the bot failed its handshake ({conn.fault.reason})"
-                out += [_outcome(s, problem) for s in pending]
+                out += [_failed(s, problem) for s in pending]
                 return out
+            # At least one scenario per process, so a bot that exits at once still ends.
+            out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
             while pending and conn.alive:
                 out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
     return out

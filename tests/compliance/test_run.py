@@ -101,3 +101,15 @@ async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> Non
     assert failed["error-mid-game"] == "still running 200 ms after error: killed"
     assert failed["end-of-input"] == "still running 500 ms after the end of its input"
     assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown"
+
+
+async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(
+        tmp_path: Path) -> None:
+    only = {"decide-play", "react-holder", "players-2"}
+    report = await check(f"python {HOSTILE / 'exit_mid_game.py'} 0", only=only,
+                         tmp_path=tmp_path)
+    assert {o.name for o in report.failures} == only
+    for outcome in report.failures:
+        assert outcome.problem == "forfeited (crash)"
+        assert outcome.fault is not None
+        assert outcome.fault.public_detail == "closed its output: the bot exited with status 2"
