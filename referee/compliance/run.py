@@ -123,7 +123,6 @@ class _Starter:
         log_dir = self.settings.log_dir
         stderr_path = None
         if log_dir is not None:
-            log_dir.mkdir(parents=True, exist_ok=True)
             stderr_path = log_dir / f"check-{safe_filename(self.spec.name)}.{self.starts}.log"
         self.starts += 1
         control = self.settings.time
