@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from referee.compliance.scenario import Asked, Scenario
 from referee.rules import Action, GameState, Rules, new_game
 from referee.rules import actions as A
 from referee.rules import cards as C
 from referee.rules.position import position
-
-from .scenario import Asked, Scenario
 
 __all__ = ["LENGTH", "SCENARIOS", "scenario_named"]
 

@@ -18,16 +18,15 @@ import attrs
 import trio
 from taki_protocol import Error, Hello, Message, Shutdown
 
+from referee.compliance.catalogue import SCENARIOS, scenario_named
+from referee.compliance.outcome import BotReport, ScenarioOutcome
+from referee.compliance.scenario import Scenario
+from referee.compliance.table import Exchange, GameStopped, RecordingConnection, ScenarioTable
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault, BotTimeout
 from referee.core.specs import BotSpec
 from referee.match.game import safe_filename
 from referee.shell.bots import GOODBYE_S, REFEREE_ID, SHUTDOWN_WAIT_S, open_bot
-
-from .catalogue import SCENARIOS, scenario_named
-from .outcome import BotReport, ScenarioOutcome
-from .scenario import Scenario
-from .table import Exchange, GameStopped, RecordingConnection, ScenarioTable
 
 __all__ = ["LIFECYCLE", "CheckSettings", "check_bot", "scenario_catalogue"]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 from taki_protocol import Answer, Decide, React
 
+from referee.compliance.scenario import Scenario, house_action
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault
 from referee.core.schedule import ScheduledGame
@@ -18,8 +19,6 @@ from referee.match.game import GameReferee, MatchSettings
 from referee.rules import Action
 from referee.rules.events import Drew
 from referee.shell.bots import BotConnection, BotTransport
-
-from .scenario import Scenario, house_action
 
 __all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable"]
 
