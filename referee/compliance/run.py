@@ -230,7 +230,7 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
         async with starter.open() as conn:
             if conn.fault is not None:
                 problem = f"not played: the bot failed its handshake ({conn.fault.reason})"
-                out += [_failed(s, problem) for s in pending]
+                out += [_failed(s, problem, fault=conn.fault) for s in pending]
                 return out
             # At least one scenario per process, so a bot that exits at once still ends.
             out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
@@ -245,9 +245,12 @@ async def check_bot(spec: BotSpec, settings: CheckSettings) -> BotReport:
     began = time.monotonic()
     starter = _Starter(spec, settings)
     outcomes = await _lifecycle_checks(starter)
-    if outcomes[0].passed:
-        games = [s for s in SCENARIOS if settings.wanted(s.name)]
+    handshake = outcomes[0]
+    games = [s for s in SCENARIOS if settings.wanted(s.name)]
+    if handshake.passed:
         outcomes += await _game_checks(starter, games)
-    if not settings.wanted("handshake"):
-        outcomes = outcomes[1:]
+        if not settings.wanted("handshake"):
+            outcomes = outcomes[1:]
+    else:  # shown whatever scenarios were asked for: nothing else could run
+        outcomes += [_failed(s, "not played: the bot failed its handshake") for s in games]
     return BotReport(spec.name, spec.display, tuple(outcomes), time.monotonic() - began)

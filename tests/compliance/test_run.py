@@ -113,3 +113,15 @@ async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(
         assert outcome.problem == "forfeited (crash)"
         assert outcome.fault is not None
         assert outcome.fault.public_detail == "closed its output: the bot exited with status 2"
+
+
+async def test_a_failed_handshake_is_shown_and_nothing_else_plays(tmp_path: Path) -> None:
+    slow_start = TimeControl(startup_ms=300)
+    report = await check("python -c 'import time; time.sleep(30)'", only={"decide-play"},
+                         time=slow_start, tmp_path=tmp_path)
+    handshake, game = report.outcomes
+    assert handshake.name == "handshake" and handshake.problem == "failed (timeout)"
+    assert handshake.fault is not None
+    assert handshake.fault.public_detail == "no hello within the startup time of 300 ms"
+    assert game.problem == "not played: the bot failed its handshake"
+    assert not report.passed
