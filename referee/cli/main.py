@@ -122,6 +122,13 @@ def _run(args: argparse.Namespace) -> int:
         else:
             from referee.cli.sprt import run_sprt_command as play
         return trio.run(_until_terminated, play, args, rules(args), time_control(args))
+    if command == "check":
+        import trio
+
+        from referee.cli.check import run_check_command
+        from referee.cli.game_settings import time_control
+
+        return trio.run(_until_terminated, run_check_command, args, time_control(args))
     if command == "ratings":
         from referee.cli.league import ratings_command
 

@@ -181,6 +181,23 @@ def build_parser() -> argparse.ArgumentParser:
     connect.add_argument("bot", nargs="*", metavar="BOT",
                          help="the bot's command line, after -- (or one quoted string)")
 
+    check = sub.add_parser(
+        "check", help="a compliance run: put bots through every situation of the protocol",
+        description="Play scripted scenarios against each bot through the real protocol"
+                    " and report each one passed or failed. Exit status 0 when every"
+                    " scenario passes, 1 otherwise, 2 for a mistake on the command line.",
+    )
+    check.add_argument("bots", nargs="*", metavar="BOT",
+                       help='a bot command ("python bot.py") or NAME=COMMAND')
+    check.add_argument("--scenario", action="append", default=[], metavar="NAME",
+                       help="run only this scenario (repeatable; --list shows them)")
+    check.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    check.add_argument("--log-dir", type=Path, default=Path("logs"),
+                       help="bot stderr logs (default ./logs)")
+    check.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    _time_args(check)
+    add_sandbox_args(check)
+
     replay = sub.add_parser("replay", help="work with replay files")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
     verify = replay_sub.add_parser("verify", help="re-play replays and check their results")

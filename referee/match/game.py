@@ -137,7 +137,7 @@ def replay_path(replay_dir: Path, game_id: str) -> Path:
 
 
 @attrs.frozen
-class Answer:
+class Choice:
     """What a seat chose, and how long it took to say it (None: the referee chose for
     it, under the strikes policy)."""
 
@@ -163,9 +163,11 @@ class GameReferee:
         game: ScheduledGame,
         conns: Sequence[BotConnection | BotFault | None],
         settings: MatchSettings,
+        state: GameState | None = None,
     ) -> None:
         """``conns`` holds each seat's bot: a connection, or the fault that keeps the
-        seat's bot from playing (None: the bot is not running)."""
+        seat's bot from playing (None: the bot is not running). ``state`` is the
+        position the game starts from (default: the deal of the game's seed)."""
         self.game = game
         self.unavailable: dict[int, BotFault] = {
             seat: BotCrashed("the bot is not running") if conn is None else conn
@@ -175,8 +177,8 @@ class GameReferee:
         self.conns = [conn if isinstance(conn, BotConnection) else None for conn in conns]
         self.settings = settings
         n = len(game.seats)
-        self.state: GameState = new_game(n, game.seed, settings.rules,
-                                         first_seat=game.first_seat)
+        self.state: GameState = state if state is not None else new_game(
+            n, game.seed, settings.rules, first_seat=game.first_seat)
         self.replay = Replay(game.game_id, game.seed, settings.rules, list(game.seats),
                              first_seat=game.first_seat, master_seed=settings.master_seed)
         self.clocks = [SeatClock(settings.time) for _ in range(n)]
@@ -224,14 +226,8 @@ class GameReferee:
 
     async def run(self) -> GameResult:
         state = self.state
-        for seat, conn in enumerate(self.conns):
-            if conn is None or not conn.alive:
-                await self._forfeit(seat, self._fault_of(seat))
-                continue
-            try:
-                await conn.send(self._game_start(seat), timeout_s=1.0)
-            except BotFault as fault:
-                await self._forfeit(seat, fault)
+        for seat in range(len(self.conns)):
+            await self._start_seat(seat)
         while not state.is_over:
             if state.phase == REACT:
                 await self._react_window()
@@ -241,6 +237,17 @@ class GameReferee:
         self.replay.finish(result)
         await self._game_over(result)
         return result
+
+    async def _start_seat(self, seat: int) -> None:
+        """Send the seat's bot ``game_start``; a bot that cannot play forfeits."""
+        conn = self.conns[seat]
+        if conn is None or not conn.alive:
+            await self._forfeit(seat, self._fault_of(seat))
+            return
+        try:
+            await conn.send(self._game_start(seat), timeout_s=1.0)
+        except BotFault as fault:
+            await self._forfeit(seat, fault)
 
     def _game_start(self, seat: int) -> GameStart:
         rules = self.settings.rules.to_wire()
@@ -266,7 +273,7 @@ class GameReferee:
         self.cursors[seat] = len(self.state.events)
         return out
 
-    async def _ask(self, seat: int, react: bool) -> Answer | BotFault:
+    async def _ask(self, seat: int, react: bool) -> Choice | BotFault:
         """One request to one seat; returns its choice or the fault it committed."""
         conn = self.conns[seat]
         if conn is None or not conn.alive:
@@ -306,9 +313,9 @@ class GameReferee:
             return BotIllegalAction(
                 f"choice {answer.choice} is not an index of the {len(legal)} legal actions"
             )
-        return Answer(legal[answer.choice], answer.last_card, elapsed)
+        return Choice(legal[answer.choice], answer.last_card, elapsed)
 
-    async def _settle(self, seat: int, outcome: Answer | BotFault) -> None:
+    async def _settle(self, seat: int, outcome: Choice | BotFault) -> None:
         state = self.state
         if state.is_over or seat not in state.to_act():
             return
@@ -316,7 +323,7 @@ class GameReferee:
             if not self._strike(seat, outcome):
                 await self._forfeit(seat, outcome)
                 return
-            outcome = Answer(_default_action(state.legal_actions(seat)), False, None)
+            outcome = Choice(_default_action(state.legal_actions(seat)), False, None)
         state.apply(outcome.action, seat, last_card=outcome.last_card)
         self.replay.record_action(seat, outcome.action, outcome.last_card, outcome.elapsed_ms)
 
@@ -326,7 +333,7 @@ class GameReferee:
     async def _react_window(self) -> None:
         """R17: every other seat is asked at once, each with its own deadline."""
         seats = self.state.to_act()
-        answers: dict[int, Answer | BotFault] = {}
+        answers: dict[int, Choice | BotFault] = {}
 
         async def ask(seat: int) -> None:
             answers[seat] = await self._ask(seat, react=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -322,14 +322,16 @@ class BotConnection:
 
 @contextlib.asynccontextmanager
 async def open_bot(
-    spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None
+    spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None,
+    connection: Callable[[str, BotTransport], BotConnection] = BotConnection,
 ) -> AsyncIterator[BotConnection]:
     """Start a bot and complete the handshake. A bot that cannot even start
     (missing executable) raises BotStartError; one that starts but fails the
     handshake yields a connection whose ``fault`` is set. The bot has ``startup_ms``,
-    plus ``grace_ms`` of slack, to answer ``hello``."""
+    plus ``grace_ms`` of slack, to answer ``hello``. ``connection`` makes the
+    connection (a subclass of BotConnection may observe the conversation)."""
     async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
-        conn = BotConnection(spec.name, process)
+        conn = connection(spec.name, process)
         try:
             await conn.handshake(startup_ms, grace_ms)
         except BotFault as fault:

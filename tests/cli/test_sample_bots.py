@@ -199,3 +199,15 @@ def test_greedy_vs_random_benchmark_runs(mode: list[str]) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("greedy vs random, 4 heads-up games in 2 duplicate pairs")
     assert re.fullmatch(r"win_rate=[01]\.\d{3}", lines[-1]), proc.stdout
+
+
+def test_sample_bot_passes_check(sample_bot: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*referee_command(), "check", sample_bot, "--json", "--log-dir", str(tmp_path / "logs"),
+         *TIME_ARGS],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+    [report] = strict_json(proc.stdout)["bots"]
+    failures = [(o["name"], o["problem"], o["fault"]) for o in report["outcomes"]
+                if not o["passed"]]
+    assert proc.returncode == 0 and report["passed"], failures

@@ -1,0 +1,3 @@
+"""taki-referee check: scripted scenarios that put a bot through every situation of the
+protocol, played by the match runner's own referee. May import referee.match,
+referee.shell, referee.core and referee.rules."""

@@ -1,0 +1,256 @@
+"""Running the compliance scenarios against one bot.
+
+The lifecycle scenarios (the handshake, and ``shutdown``, ``error`` and the end of input
+at every point of a conversation) each have a process of their own. The game scenarios
+then play one after another in one process of the bot, as a match plays its games, and
+a new process takes over after a forfeit. Every request goes through the match runner's
+referee (:mod:`referee.match.game`) and connection (:mod:`referee.shell.bots`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+
+import attrs
+import trio
+from taki_protocol import Error, Hello, Message, Shutdown
+
+from referee.compliance.catalogue import SCENARIOS, scenario_named
+from referee.compliance.outcome import BotReport, ScenarioOutcome
+from referee.compliance.scenario import Scenario
+from referee.compliance.table import Exchange, GameStopped, RecordingConnection, ScenarioTable
+from referee.core.clock import TimeControl
+from referee.core.faults import BotFault, BotTimeout
+from referee.core.specs import BotSpec
+from referee.match.game import safe_filename
+from referee.shell.bots import GOODBYE_S, REFEREE_ID, SHUTDOWN_WAIT_S, open_bot
+
+__all__ = ["LIFECYCLE", "CheckSettings", "check_bot", "scenario_catalogue"]
+
+#: The lifecycle scenarios, by name, with what each checks.
+LIFECYCLE: dict[str, str] = {
+    "handshake": "hello, answered by bot_hello within the startup time",
+    "shutdown-before-game": "shutdown right after the handshake: exit with status 0",
+    "end-of-input": "end of input after the handshake: exit",
+    "shutdown-mid-game": "shutdown in the middle of a game: exit with status 0",
+    "error-mid-game": "error in the middle of a game: exit within 200 ms",
+    "shutdown-after-game-over": "shutdown after game_over: exit with status 0",
+}
+#: The game scenario the lifecycle checks play (a short one).
+LIFECYCLE_GAME = "decide-play"
+#: How long a bot that owes no answer is watched after game_over for anything it writes.
+IDLE_WATCH_S = 0.02
+
+
+def scenario_catalogue() -> list[tuple[str, str, str]]:
+    """Every scenario's name, group and summary, in the order they run."""
+    return [*((name, "lifecycle", summary) for name, summary in LIFECYCLE.items()),
+            *((s.name, s.group, s.summary) for s in SCENARIOS)]
+
+
+@attrs.frozen
+class CheckSettings:
+    time: TimeControl = attrs.field(factory=TimeControl)
+    #: Where the bot's stderr goes, one file per process (None: nowhere).
+    log_dir: Path | None = None
+    #: The scenarios to run, by name (empty: every one).
+    only: frozenset[str] = frozenset()
+
+    def wanted(self, name: str) -> bool:
+        return not self.only or name in self.only
+
+
+def _lifecycle(name: str, problem: str | None = None, request: Message | None = None,
+               fault: BotFault | None = None) -> ScenarioOutcome:
+    """A lifecycle scenario's outcome: passed, or ``problem`` after ``request``."""
+    if problem is None:
+        return ScenarioOutcome(name, "lifecycle", LIFECYCLE[name])
+    return ScenarioOutcome(name, "lifecycle", LIFECYCLE[name], problem, request, fault=fault)
+
+
+def _failed(scenario: Scenario, problem: str, exchange: Exchange | None = None,
+            fault: BotFault | None = None) -> ScenarioOutcome:
+    return ScenarioOutcome(
+        scenario.name, scenario.group, scenario.summary, problem,
+        request=None if exchange is None else exchange.request,
+        answer=None if exchange is None else exchange.answer,
+        fault=fault,
+    )
+
+
+async def _judge(table: ScenarioTable) -> ScenarioOutcome:
+    """Whether the bot played the scenario's game through as the protocol asks."""
+    scenario, conn = table.scenario, table.bot
+    last = table.exchanges[-1] if table.exchanges else None
+    for seat, reason, _, _ in table.state.forfeits:
+        if seat == scenario.seat:
+            return _failed(scenario, f"forfeited ({reason})", last, conn.fault)
+    if table.undeclared:
+        return _failed(scenario, 'ended its turn with one card without declaring "last card"'
+                       " and drew the penalty", table.undeclared[0])
+    requests = [(ex.request.TYPE, ex.request.view, ex.request.legal) for ex in table.exchanges]
+    for asked in scenario.asked:
+        if not any(asked.matches(*request) for request in requests):
+            return _failed(scenario, "the situation was not reached: the bot was never sent"
+                           f" {asked.describe()}")
+    if table.state.is_over and not await conn.check_idle(IDLE_WATCH_S):
+        gone = "the bot is gone" if conn.fault is None else conn.fault.public_detail
+        return _failed(scenario, f"after game_over: {gone}", last, conn.fault)
+    return ScenarioOutcome(scenario.name, scenario.group, scenario.summary)
+
+
+async def play_scenario(scenario: Scenario, conn: RecordingConnection,
+                        time_control: TimeControl) -> ScenarioOutcome:
+    table = ScenarioTable(scenario, conn, time_control)
+    await table.run()
+    return await _judge(table)
+
+
+class _Starter:
+    """Starts processes of the bot under test, each with its own stderr log."""
+
+    def __init__(self, spec: BotSpec, settings: CheckSettings) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.starts = 0
+
+    @contextlib.asynccontextmanager
+    async def open(self) -> AsyncIterator[RecordingConnection]:
+        log_dir = self.settings.log_dir
+        stderr_path = None
+        if log_dir is not None:
+            stderr_path = log_dir / f"check-{safe_filename(self.spec.name)}.{self.starts}.log"
+        self.starts += 1
+        control = self.settings.time
+        async with open_bot(self.spec, startup_ms=control.startup_ms,
+                            grace_ms=control.grace_ms, stderr_path=stderr_path,
+                            connection=RecordingConnection) as conn:
+            assert isinstance(conn, RecordingConnection)
+            yield conn
+
+
+async def _exit_status(conn: RecordingConnection, wait_s: float) -> int | None:
+    """The bot's exit status once it exits, within ``wait_s`` (None: still running)."""
+    with trio.move_on_after(wait_s):
+        await conn.process.wait()
+    return conn.process.returncode
+
+
+def _exit_problem(code: int | None, after: str, wait_s: float) -> str | None:
+    if code is None:
+        return f"still running {wait_s * 1000:.0f} ms after {after}"
+    if code != 0:
+        status = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+        return f"{status} after {after}"
+    return None
+
+
+async def _handshake_and_shutdown(starter: _Starter) -> list[ScenarioOutcome]:
+    hello = Hello(referee=REFEREE_ID)
+    async with starter.open() as conn:
+        if conn.fault is not None:
+            return [_lifecycle("handshake", f"failed ({conn.fault.reason})", hello, conn.fault)]
+        out = [_lifecycle("handshake")]
+        if starter.settings.wanted("shutdown-before-game"):
+            await conn.shutdown()
+            problem = _exit_problem(conn.process.returncode, "shutdown", SHUTDOWN_WAIT_S)
+            out.append(_lifecycle("shutdown-before-game", problem, Shutdown()))
+        return out
+
+
+async def _end_of_input(starter: _Starter) -> ScenarioOutcome:
+    async with starter.open() as conn:
+        await conn.process.close_input()
+        code = await _exit_status(conn, SHUTDOWN_WAIT_S)
+        problem = None if code is not None else \
+            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input"
+        return _lifecycle("end-of-input", problem)
+
+
+async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
+                    goodbye: Callable[[RecordingConnection], Awaitable[ScenarioOutcome]],
+                    ) -> ScenarioOutcome:
+    """Play the lifecycle game up to ``stop_after`` answers (None: to its end), then say
+    goodbye; a bot that faults before that fails the scenario."""
+    async with starter.open() as conn:
+        table = ScenarioTable(scenario_named(LIFECYCLE_GAME), conn, starter.settings.time,
+                              stop_after=stop_after)
+        with contextlib.suppress(GameStopped):
+            await table.run()
+        played = await _judge(table)
+        if not played.passed:
+            return attrs.evolve(played, name=name, group="lifecycle", summary=LIFECYCLE[name],
+                                problem=f"before the goodbye: {played.problem}")
+        return await goodbye(conn)
+
+
+async def _shutdown(name: str, conn: RecordingConnection) -> ScenarioOutcome:
+    await conn.shutdown()
+    return _lifecycle(name, _exit_problem(conn.process.returncode, "shutdown",
+                                          SHUTDOWN_WAIT_S), Shutdown())
+
+
+async def _error(conn: RecordingConnection) -> ScenarioOutcome:
+    fault = BotTimeout("the compliance check ends this game")
+    await conn.fail(fault)  # error, input closed, GOODBYE_S to exit, then the kill
+    code = conn.process.returncode
+    problem = None if code is not None and code >= 0 else \
+        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed"
+    return _lifecycle("error-mid-game", problem,
+                      Error(reason="timeout", message=fault.public_detail))
+
+
+async def _lifecycle_checks(starter: _Starter) -> list[ScenarioOutcome]:
+    """The lifecycle scenarios; the handshake's failure ends the list there."""
+    wanted = starter.settings.wanted
+    out = await _handshake_and_shutdown(starter)
+    if not out[0].passed:
+        return out
+    if wanted("end-of-input"):
+        out.append(await _end_of_input(starter))
+    if wanted("shutdown-mid-game"):
+        out.append(await _mid_game(starter, "shutdown-mid-game", 1,
+                                   lambda conn: _shutdown("shutdown-mid-game", conn)))
+    if wanted("error-mid-game"):
+        out.append(await _mid_game(starter, "error-mid-game", 1, _error))
+    if wanted("shutdown-after-game-over"):
+        out.append(await _mid_game(starter, "shutdown-after-game-over", None,
+                                   lambda conn: _shutdown("shutdown-after-game-over", conn)))
+    return out
+
+
+async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list[ScenarioOutcome]:
+    """Every game scenario, in one process while the bot keeps playing."""
+    out: list[ScenarioOutcome] = []
+    pending = list(scenarios)
+    while pending:
+        async with starter.open() as conn:
+            if conn.fault is not None:
+                problem = f"not played: the bot failed its handshake ({conn.fault.reason})"
+                out += [_failed(s, problem, fault=conn.fault) for s in pending]
+                return out
+            # At least one scenario per process, so a bot that exits at once still ends.
+            out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
+            while pending and conn.alive:
+                out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
+    return out
+
+
+async def check_bot(spec: BotSpec, settings: CheckSettings) -> BotReport:
+    """Run the scenarios against one bot. A bot that cannot be started at all raises
+    BotStartError."""
+    began = time.monotonic()
+    starter = _Starter(spec, settings)
+    outcomes = await _lifecycle_checks(starter)
+    handshake = outcomes[0]
+    games = [s for s in SCENARIOS if settings.wanted(s.name)]
+    if handshake.passed:
+        outcomes += await _game_checks(starter, games)
+        if not settings.wanted("handshake"):
+            outcomes = outcomes[1:]
+    else:  # shown whatever scenarios were asked for: nothing else could run
+        outcomes += [_failed(s, "not played: the bot failed its handshake") for s in games]
+    return BotReport(spec.name, spec.display, tuple(outcomes), time.monotonic() - began)

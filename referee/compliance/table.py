@@ -1,0 +1,101 @@
+"""A scenario's game: the match runner's own referee, with the house in the other seats.
+
+:class:`ScenarioTable` is a :class:`~referee.match.game.GameReferee` that starts from the
+scenario's position and plays every seat but the bot's itself, so the bot meets the
+same codec, clock and fault handling as in a match. :class:`RecordingConnection` keeps
+every request the bot was sent and what came back, for the report.
+"""
+
+from __future__ import annotations
+
+import attrs
+from taki_protocol import Answer, Decide, React
+
+from referee.compliance.scenario import Scenario, house_action
+from referee.core.clock import TimeControl
+from referee.core.faults import BotFault
+from referee.core.schedule import ScheduledGame
+from referee.match.game import Choice, GameReferee, MatchSettings
+from referee.rules.events import Drew
+from referee.shell.bots import BotConnection, BotTransport
+
+__all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable"]
+
+
+@attrs.frozen
+class Exchange:
+    """One request the bot was sent, and its answer or the fault it committed."""
+
+    request: Decide | React
+    answer: Answer | None
+    fault: BotFault | None
+
+
+class RecordingConnection(BotConnection):
+    """A bot connection that records each request and its outcome."""
+
+    def __init__(self, name: str, process: BotTransport) -> None:
+        super().__init__(name, process)
+        self.exchanges: list[Exchange] = []
+
+    async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
+        try:
+            answer, elapsed_ms = await super().request(message, deadline_ms)
+        except BotFault as fault:
+            self.exchanges.append(Exchange(message, None, fault))
+            raise
+        self.exchanges.append(Exchange(message, answer, None))
+        return answer, elapsed_ms
+
+
+class GameStopped(Exception):
+    """Raised out of :meth:`ScenarioTable.run` when the game reaches ``stop_after``."""
+
+
+class ScenarioTable(GameReferee):
+    """Referees one scenario: the bot in the scenario's seat, the house elsewhere."""
+
+    def __init__(self, scenario: Scenario, conn: RecordingConnection, time: TimeControl,
+                 *, stop_after: int | None = None) -> None:
+        """``stop_after``: stop the game (:class:`GameStopped`) instead of sending the
+        bot a decision once it has answered that many requests of the game."""
+        state = scenario.start()
+        seats = tuple(conn.name if seat == scenario.seat else f"house-{seat}"
+                      for seat in range(state.players))
+        game = ScheduledGame(game_id=f"check/{scenario.name}", block="check", deal=0,
+                             rotation=0, seed=0, seats=seats)
+        conns = [conn if seat == scenario.seat else None for seat in range(state.players)]
+        super().__init__(game, conns, MatchSettings(rules=state.rules, time=time), state)
+        self.scenario = scenario
+        self.bot = conn
+        self.stop_after = stop_after
+        self.first_exchange = len(conn.exchanges)
+        self.scripts = {seat: list(moves) for seat, moves in scenario.script.items()}
+        #: The bot's answers after which it drew the penalty for a missing "last card".
+        self.undeclared: list[Exchange] = []
+
+    @property
+    def exchanges(self) -> list[Exchange]:
+        """The requests of this game and their outcomes."""
+        return self.bot.exchanges[self.first_exchange :]
+
+    async def _start_seat(self, seat: int) -> None:
+        if seat == self.scenario.seat:
+            await super()._start_seat(seat)
+
+    async def _ask(self, seat: int, react: bool) -> Choice | BotFault:
+        if seat != self.scenario.seat:
+            action = house_action(self.state, seat, self.scripts.setdefault(seat, []))
+            return Choice(action, True, None)
+        if not react and self.stop_after is not None and \
+                len(self.exchanges) >= self.stop_after:
+            raise GameStopped
+        return await super()._ask(seat, react)
+
+    async def _settle(self, seat: int, outcome: Choice | BotFault) -> None:
+        seen = len(self.state.events)
+        await super()._settle(seat, outcome)
+        for event in self.state.events[seen:]:
+            if isinstance(event, Drew) and event.seat == self.scenario.seat \
+                    and event.reason == "last_card" and self.exchanges:
+                self.undeclared.append(self.exchanges[-1])

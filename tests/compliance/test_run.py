@@ -1,0 +1,127 @@
+"""check_bot against real bot processes: sample bots pass, and each kind of misbehaviour
+fails the scenarios it should, with the request sent and what the bot did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+from processes import live_children
+from taki_protocol import Decide, React
+
+from referee.compliance.outcome import BotReport
+from referee.compliance.run import LIFECYCLE, CheckSettings, check_bot, scenario_catalogue
+from referee.config.bot_commands import parse_bot_arg
+from referee.core.clock import TimeControl
+
+REPO = Path(__file__).resolve().parents[2]
+HOSTILE = REPO / "tests" / "hostile_bots"
+#: Generous limits: these tests check the conversation, not the speed of a loaded machine.
+ROOMY = TimeControl(move_ms=5000, reaction_ms=5000, startup_ms=20_000)
+REACT_SCENARIOS = {"react-holder", "react-non-holder", "react-own-plus3-pending",
+                   "last-card-breaker", "react-ten-players"}
+
+
+async def check(command: str, *, only: set[str] = frozenset(), time: TimeControl = ROOMY,
+                tmp_path: Path) -> BotReport:
+    settings = CheckSettings(time=time, log_dir=tmp_path / "logs", only=frozenset(only))
+    with trio.fail_after(120):
+        report = await check_bot(parse_bot_arg(command, 0), settings)
+    assert not live_children(zombies=False)
+    return report
+
+
+@pytest.mark.parametrize("bot", ["random_bot.py 5", "greedy_bot.py"])
+async def test_sample_python_bot_passes_every_scenario(bot: str, tmp_path: Path) -> None:
+    report = await check(f"python {REPO / 'sample_bots' / bot}", tmp_path=tmp_path)
+    assert [o.name for o in report.outcomes] == [n for n, _, _ in scenario_catalogue()]
+    assert report.passed, [(o.name, o.problem, o.what_the_bot_did()) for o in report.failures]
+    assert report.to_json()["failed"] == 0
+
+
+async def test_react_out_of_range_fails_the_react_scenarios(tmp_path: Path) -> None:
+    report = await check(f"python {HOSTILE / 'react_out_of_range.py'}", tmp_path=tmp_path)
+    failed = {o.name: o for o in report.failures}
+    assert set(failed) >= REACT_SCENARIOS
+    for name in REACT_SCENARIOS:
+        outcome = failed[name]
+        assert outcome.problem == "forfeited (illegal)"
+        assert isinstance(outcome.request, React)
+        assert outcome.answer is not None
+        assert outcome.answer.choice == len(outcome.request.legal)
+        assert outcome.fault is not None and outcome.fault.reason == "illegal"
+    # Every failure is a react answered out of range; the decisions were all fine.
+    assert all(isinstance(o.request, React) for o in report.failures)
+    assert all(o.passed for o in report.outcomes if o.group == "lifecycle")
+
+
+async def test_silent_bot_times_out_and_the_run_ends(tmp_path: Path) -> None:
+    only = {"handshake", "shutdown-mid-game", "decide-play", "react-holder", "big-hand-draw"}
+    fast = TimeControl(move_ms=100, reaction_ms=100, startup_ms=20_000)
+    report = await check(f"python {HOSTILE / 'sleep_forever.py'} 0", only=only, time=fast,
+                         tmp_path=tmp_path)
+    outcomes = {o.name: o for o in report.outcomes}
+    assert set(outcomes) == only
+    assert outcomes["handshake"].passed
+    for name in only - {"handshake"}:
+        outcome = outcomes[name]
+        assert outcome.fault is not None and outcome.fault.reason == "timeout", name
+        assert outcome.answer is None
+        assert "forfeited (timeout)" in (outcome.problem or "")
+    assert isinstance(outcomes["react-holder"].request, React)
+    assert isinstance(outcomes["decide-play"].request, Decide)
+
+
+async def test_never_declaring_bot_fails_the_last_card_scenarios(tmp_path: Path) -> None:
+    only = {"last-card-two-cards", "last-card-crazy-hand", "last-card-pyramid-stage-1",
+            "last-card-plus"}
+    report = await check(f"python {HOSTILE / 'never_declares.py'}", only=only,
+                         tmp_path=tmp_path)
+    assert {o.name for o in report.failures} == only
+    for outcome in report.failures:
+        assert "without declaring" in (outcome.problem or "")
+        assert outcome.answer is not None and outcome.answer.last_card is False
+        assert isinstance(outcome.request, Decide)
+
+
+async def test_writing_after_game_over_fails(tmp_path: Path) -> None:
+    report = await check(f"python {HOSTILE / 'after_game_over.py'}",
+                         only={"decide-change-color"}, tmp_path=tmp_path)
+    [outcome] = report.outcomes
+    assert outcome.problem == "after game_over: answer for request 3, but no request is open"
+    assert outcome.fault is not None and outcome.fault.reason == "protocol"
+
+
+async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> None:
+    report = await check(f"python {HOSTILE / 'lingers.py'}", only=set(LIFECYCLE),
+                         tmp_path=tmp_path)
+    failed = {o.name: o.problem for o in report.failures}
+    assert set(failed) == set(LIFECYCLE) - {"handshake"}
+    assert failed["error-mid-game"] == "still running 200 ms after error: killed"
+    assert failed["end-of-input"] == "still running 500 ms after the end of its input"
+    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown"
+
+
+async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(
+        tmp_path: Path) -> None:
+    only = {"decide-play", "react-holder", "players-2"}
+    report = await check(f"python {HOSTILE / 'exit_mid_game.py'} 0", only=only,
+                         tmp_path=tmp_path)
+    assert {o.name for o in report.failures} == only
+    for outcome in report.failures:
+        assert outcome.problem == "forfeited (crash)"
+        assert outcome.fault is not None
+        assert outcome.fault.public_detail == "closed its output: the bot exited with status 2"
+
+
+async def test_a_failed_handshake_is_shown_and_nothing_else_plays(tmp_path: Path) -> None:
+    slow_start = TimeControl(startup_ms=300)
+    report = await check("python -c 'import time; time.sleep(30)'", only={"decide-play"},
+                         time=slow_start, tmp_path=tmp_path)
+    handshake, game = report.outcomes
+    assert handshake.name == "handshake" and handshake.problem == "failed (timeout)"
+    assert handshake.fault is not None
+    assert handshake.fault.public_detail == "no hello within the startup time of 300 ms"
+    assert game.problem == "not played: the bot failed its handshake"
+    assert not report.passed
