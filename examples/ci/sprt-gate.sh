@@ -72,9 +72,10 @@ for bot, counts in sorted(result["forfeits"].items()):
     print(f"- forfeits of {bot}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 print(f"- master seed {result['seed']} (--seed repeats the games)")
 PY
-for replay in "$out"/lost/*.json; do
-    [[ -e $replay ]] && "$referee" replay render "$replay"  # the page beside it
-done
+lost=("$out"/lost/*.json)
+if [[ -e ${lost[0]} ]]; then
+    "$referee" replay render "${lost[@]}" > /dev/null  # each page beside its replay
+fi
 if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
     cat "$out/summary.md" >> "$GITHUB_STEP_SUMMARY"
 fi

@@ -202,15 +202,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
     verify = replay_sub.add_parser("verify", help="re-play replays and check their results")
     verify.add_argument("files", type=Path, nargs="+")
-    render = replay_sub.add_parser("render", help="a replay as a self-contained HTML page")
-    render.add_argument("file", type=Path)
+    render = replay_sub.add_parser(
+        "render", help="replays as self-contained HTML pages, all in one process")
+    render.add_argument("files", type=Path, nargs="+", metavar="FILE")
     render.add_argument("-o", "--output", type=Path, default=None,
-                        help="the page to write (default: FILE with .html)")
+                        help="the folder of the pages (or, for one FILE, the page itself);"
+                             " default: beside each replay, with .html")
 
     report = sub.add_parser("report", help="an HTML league report from a results database")
     report.add_argument("db", type=Path)
     report.add_argument("-o", "--output", type=Path, default=Path("report.html"),
                         help="the page to write (default report.html)")
+    report.add_argument("--replays", action="store_true",
+                        help="first render the page of every stored replay beside it, so"
+                             " that the game list links each game's page")
     report.add_argument("--title", default=None,
                         help="the report's title (default: League report: DB)")
     report.add_argument("--points", type=int, default=20,

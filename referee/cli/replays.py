@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.markup import escape
 
-from referee.core.replay import Replay, ReplayError, verify
+from referee.core import replay
 
 
 def verify_command(args: argparse.Namespace) -> int:
@@ -16,8 +16,8 @@ def verify_command(args: argparse.Namespace) -> int:
     for path in args.files:
         # Each file on its own: whatever one holds, the next ones are still checked.
         try:
-            result = verify(Replay.load(path))
-        except ReplayError as exc:
+            result = replay.verify(replay.Replay.load(path))
+        except replay.ReplayError as exc:
             problem = str(exc)
         except Exception as exc:  # a replay that the checks of Replay.load let through
             problem = f"unexpected {type(exc).__name__}: {exc}"

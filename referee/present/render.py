@@ -9,9 +9,13 @@ snapshots (one before the first action, then one after every log entry) that
 from __future__ import annotations
 
 import argparse
+import functools
 import html
 import json
+import os
 import re
+import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -57,14 +61,30 @@ def _snapshot(state: GameState, since: int) -> dict[str, Any]:
     }
 
 
-def describe_entry(entry: dict[str, Any], bots: list[str]) -> str:
-    """A log entry in words: ``seat 1 (greedy) plays red:5``."""
+#: The longest forfeit detail a step's heading shows; the page has the whole text.
+SHORT_DETAIL = 80
+
+
+def short_detail(detail: str) -> str:
+    """The first line of a forfeit's detail, cut to :data:`SHORT_DETAIL` characters (a
+    crash's detail holds the bot's last stderr lines)."""
+    lines = detail.strip().splitlines()
+    first = lines[0] if lines else ""
+    cut = len(lines) > 1 or len(first) > SHORT_DETAIL
+    return first[:SHORT_DETAIL].rstrip() + ("\u2026" if cut else "")
+
+
+def describe_entry(entry: dict[str, Any], bots: list[str], last_card_mattered: bool = True
+                   ) -> str:
+    """A log entry in words: ``seat 1 (greedy) plays red:5``. The bot's "last card!" is
+    told only where it ``last_card_mattered`` (the action left it one card: R6); bots
+    may declare it with every action."""
 
     def who(seat: int) -> str:
         return f"seat {seat} ({bots[seat]})" if 0 <= seat < len(bots) else f"seat {seat}"
 
     if "forfeit" in entry:
-        detail = f": {entry['detail']}" if entry.get("detail") else ""
+        detail = f": {short_detail(entry['detail'])}" if entry.get("detail") else ""
         return f"{who(int(entry['forfeit']))} forfeits ({entry['reason']}{detail})"
     action = entry["action"]
     kind = action.get("kind")
@@ -85,7 +105,7 @@ def describe_entry(entry: dict[str, Any], bots: list[str]) -> str:
             "break": "breaks the +3",
             "pass": "does not break",
         }.get(str(kind), str(kind))
-    if entry.get("last_card"):
+    if entry.get("last_card") and last_card_mattered:
         text += ' ("last card!")'
     return f"{who(int(entry['seat']))} {text}"
 
@@ -106,11 +126,16 @@ def _simulate(replay: Replay) -> tuple[list[dict[str, Any]], GameState]:
     for index, entry in enumerate(replay.log):
         since = len(state.events)
         apply_entry(state, index, entry)
+        seat = entry.get("seat")
+        # R6: the declaration counts when the action leaves its player one card.
+        mattered = isinstance(seat, int) and 0 <= seat < state.players \
+            and state.sizes[seat] == 1
         try:
-            label = describe_entry(entry, replay.bots)
+            label = describe_entry(entry, replay.bots, mattered)
         except (ValueError, KeyError, TypeError) as exc:
             raise ReplayError(f"log entry {index} cannot be described: {exc}") from None
-        steps.append({**_snapshot(state, since), "entry": entry, "label": label})
+        steps.append({**_snapshot(state, since), "entry": entry, "label": label,
+                      "ms": entry.get("ms")})
     return steps, state
 
 
@@ -127,6 +152,8 @@ def _ranking(replay: Replay, state: GameState) -> list[dict[str, Any]]:
             "points": result.points[seat],
             "forfeit": None if forfeit is None else forfeit.reason,
             "detail": None if forfeit is None else forfeit.detail or None,
+            "short": None if forfeit is None or not forfeit.detail
+            else short_detail(forfeit.detail),
         })
     return rows
 
@@ -137,7 +164,9 @@ def replay_data(replay: Replay) -> dict[str, Any]:
     steps, state = _simulate(replay)
     return {
         "game_id": replay.game_id,
-        "seed": replay.seed,
+        # 63-bit seeds as strings: a JavaScript number would lose their last digits.
+        "seed": str(replay.seed),
+        "master_seed": None if replay.master_seed is None else str(replay.master_seed),
         "rules": replay.rules.name,
         "bots": list(replay.bots),
         "players": replay.players,
@@ -156,12 +185,18 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+@functools.cache
+def _template(name: str) -> str:
+    """The package template ``templates/NAME``, read once per process (a batch of pages
+    reads it once: ``benchmarks/render.py``)."""
+    template = resources.files("referee.present").joinpath("templates", name)
+    return template.read_text(encoding="utf-8")
+
+
 def fill_template(name: str, **values: str) -> str:
     """The package template ``templates/NAME`` with every ``{{KEY}}`` replaced, in one
     pass (a value that happens to hold ``{{...}}`` stays as it is)."""
-    template = resources.files("referee.present").joinpath("templates", name)
-    text = template.read_text(encoding="utf-8")
-    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: values[m.group(1)], text)
+    return re.sub(r"\{\{([A-Z]+)\}\}", lambda m: values[m.group(1)], _template(name))
 
 
 def render_html(replay: Replay) -> str:
@@ -176,16 +211,45 @@ def render_replay(source: Path, target: Path) -> None:
     write_atomically(target, page, what="page")
 
 
+def page_targets(files: Sequence[Path], output: Path | None) -> list[Path]:
+    """Where the pages of ``files`` go: beside each replay (``game.json`` to
+    ``game.html``); into the folder ``output`` when several files are rendered or
+    ``output`` is a folder; else to the file ``output``."""
+    if output is None:
+        return [f.with_suffix(".html") for f in files]
+    if len(files) > 1 or output.is_dir() or str(output).endswith(os.sep):
+        return [output / f.with_suffix(".html").name for f in files]
+    return [output]
+
+
 def render_command(args: argparse.Namespace) -> int:
-    """``taki-referee replay render FILE [-o OUT]``."""
-    target: Path = args.output if args.output is not None else args.file.with_suffix(".html")
-    try:
-        render_replay(args.file, target)
-    except ReplayError as exc:
-        raise UsageError(f"{args.file}: {exc}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-    except Exception as exc:  # a replay that the checks of Replay.load let through
-        raise UsageError(f"{args.file}: unexpected {type(exc).__name__}: {exc}") from None
-    print(target)
+    """``taki-referee replay render FILE... [-o OUT]``: every page in one process. A
+    replay that cannot be rendered is reported and the others are still rendered; exit
+    status 2 when one could not be."""
+    files: list[Path] = args.files
+    targets = page_targets(files, args.output)
+    names = [t.name for t in targets]
+    if len(set(names)) < len(names) and args.output is not None and len(files) > 1:
+        raise UsageError("replays of the same file name would share a page in "
+                         f"{args.output}: render them into separate folders")
+    if len(files) > 1 and args.output is not None:
+        args.output.mkdir(parents=True, exist_ok=True)
+    failed = []
+    for source, target in zip(files, targets, strict=True):
+        try:
+            render_replay(source, target)
+        except ReplayError as exc:
+            failed.append(f"{source}: {exc}")
+        except OSError as exc:
+            failed.append(f"cannot write {target}: {exc.strerror or exc}")
+        except Exception as exc:  # a replay that the checks of Replay.load let through
+            failed.append(f"{source}: unexpected {type(exc).__name__}: {exc}")
+        else:
+            print(target)
+    if failed:
+        if len(failed) == 1 and len(files) == 1:
+            raise UsageError(failed[0])
+        for problem in failed:
+            print(f"taki-referee: {problem}", file=sys.stderr)
+        raise UsageError(f"{len(failed)} of {len(files)} replays could not be rendered")
     return 0

@@ -9,6 +9,7 @@ with a link to its replay. It loads nothing: no script, no font, no image from a
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -17,19 +18,21 @@ import attrs
 
 from referee.core.errors import UsageError
 from referee.core.files import write_atomically
+from referee.core.replay import ReplayError
 from referee.core.series import SeriesResult
 from referee.core.time_use import TimeUse
 from referee.league.rating_input import rated_games, stored_series
 from referee.league.store import GameRecord, ResultStore, StoreError
 from referee.present.bot_pages import bot_page_body, page_links, page_name
 from referee.present.league_facts import header_lines
-from referee.present.render import fill_template
+from referee.present.render import fill_template, render_replay
 from referee.present.report_charts import elo_chart, history_chart
 from referee.present.report_tables import (
     crosstable,
     forfeit_table,
     games_table,
     leaderboard_table,
+    locate_replay,
     series_table,
     time_table,
 )
@@ -179,12 +182,40 @@ def write_report(db: Path, target: Path, points: int = 20, title: str | None = N
     return data
 
 
+def render_linked_replays(db: Path, games: Sequence[GameRecord]) -> tuple[int, list[str]]:
+    """Render the page of every stored replay beside it (``game.json`` to ``game.html``),
+    unless a page newer than the replay is there already; the report's game list then
+    links each page. Returns how many pages were written and what could not be."""
+    written, problems = 0, []
+    for game in games:
+        if not game.replay:
+            continue
+        source = locate_replay(game.replay, db)
+        target = source.with_suffix(".html")
+        try:
+            if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+                continue
+            render_replay(source, target)
+        except (ReplayError, OSError) as exc:
+            problems.append(f"{source}: {exc}")
+            continue
+        written += 1
+    return written, problems
+
+
 def report_command(args: argparse.Namespace) -> int:
-    """``taki-referee report DB [-o OUT] [--points N] [--title TEXT]``."""
+    """``taki-referee report DB [-o OUT] [--points N] [--title TEXT] [--replays]``."""
     if not args.db.exists():
         raise UsageError(f"no results database at {args.db}")
     if args.points < 1:
         raise UsageError("--points must be at least 1")
+    if args.replays:
+        with ResultStore(args.db, readonly=True) as store:
+            stored = list(store.games())
+        written, problems = render_linked_replays(args.db, stored)
+        for problem in problems:
+            print(f"taki-referee: cannot render {problem}", file=sys.stderr)
+        print(f"{written} replay pages written", file=sys.stderr)
     try:
         write_report(args.db, args.output, args.points, args.title)
     except StoreError as exc:

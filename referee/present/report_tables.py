@@ -17,7 +17,7 @@ from referee.present.report_charts import bot_color
 from referee.ratings.leaderboard import RatingReport
 
 
-def _locate(stored: str, db: Path) -> Path:
+def locate_replay(stored: str, db: Path) -> Path:
     """A stored replay path, taken from the current directory if it is there, else
     from the database's directory."""
     path = Path(stored)
@@ -36,7 +36,7 @@ def replay_link(replay: str | None, db: Path, out_dir: Path) -> str | None:
     ``None`` for a game without a replay."""
     if not replay:
         return None
-    return _href(_locate(replay, db), out_dir)
+    return _href(locate_replay(replay, db), out_dir)
 
 
 def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]],
@@ -211,7 +211,7 @@ def _game_row(number: int, game: GameRecord, db: Path, out_dir: Path) -> str:
     )
     links = ""
     if game.replay:
-        path = _locate(game.replay, db)
+        path = locate_replay(game.replay, db)
         links = f'<a href="{_href(path, out_dir)}">json</a>'
         page = path.with_suffix(".html")
         if page.exists():

@@ -312,3 +312,28 @@ def test_a_crosstable_of_many_bots_has_numbered_columns(tmp_path: Path) -> None:
     assert 'id="crosstable-legend"' in html and "1 bot0" in html
     small = load_report(small_db(tmp_path / "s.sqlite"))
     assert small.ratings is not None and "crosstable-legend" not in crosstable(small.ratings)
+
+
+def test_report_replays_renders_the_pages_its_game_list_links(tmp_path: Path) -> None:
+    from test_replay_page import timed_replay  # a replay with answer times and a crash
+
+    replays = tmp_path / "replays"
+    paths = []
+    for k in range(3):
+        replay = timed_replay(crash_at=20 + k)
+        path = replays / f"g{k}.json"
+        replay.save(path)
+        paths.append(str(path))
+    db = small_db(tmp_path / "r.sqlite", replays=[*paths, None, None, None])
+    out = tmp_path / "report.html"
+    command = [str(Path(sys.executable).with_name("taki-referee")), "report", str(db), "-o",
+               str(out), "--replays"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "3 replay pages written" in done.stderr
+    page = out.read_text()
+    for k in range(3):
+        assert (replays / f"g{k}.html").is_file()
+        assert f'<a href="replays/g{k}.html">view</a>' in page
+    again = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert "0 replay pages written" in again.stderr  # pages newer than their replays stay
