@@ -25,7 +25,10 @@ from referee.league.runner import (
     with_seed,
 )
 from referee.league.store import ResultStore, StoreError, rated_games
-from referee.ratings.leaderboard import RatingReport, rate
+from referee.ratings.leaderboard import RatingModel, RatingReport, rate
+
+#: How the leaderboard names the rating models.
+MODEL_TITLES = {"bradley-terry": "Bradley-Terry (pairwise)", "plackett-luce": "Plackett-Luce"}
 
 
 def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dict[str, int]]
@@ -45,7 +48,8 @@ def report_json(report: RatingReport | None, games: int, forfeits: dict[str, dic
 
 def print_leaderboard(console: Console, report: RatingReport, games: int,
                       forfeits: dict[str, dict[str, int]], crosstable: bool = False) -> None:
-    table = Table(title=f"Leaderboard ({games} games)")
+    table = Table(title=f"Leaderboard ({games} games)",
+                  caption=f"Elo from the {MODEL_TITLES[report.model]} fit")
     for column in ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"):
         table.add_column(column, justify="left" if column in ("bot", "forfeits") else "right")
     for rank, bot in enumerate(report.bots, 1):
@@ -74,15 +78,17 @@ def print_leaderboard(console: Console, report: RatingReport, games: int,
     console.print(cross)
 
 
-def _rate(store: ResultStore, args: argparse.Namespace) -> RatingReport | None:
-    """The ratings of the stored games with the command's ``--anchor``,
-    ``--anchor-elo`` and ``--prior``; ValueError when they cannot be fitted."""
+def _rate(store: ResultStore, args: argparse.Namespace,
+          model: RatingModel | None = None) -> RatingReport | None:
+    """The ratings of the stored games with the command's ``--anchor``, ``--anchor-elo``,
+    ``--prior`` and ``--model`` (else ``model``, else the default of the table sizes);
+    ValueError when they cannot be fitted."""
     games = rated_games(store)
     if not games:
         return None
     try:
         return rate(games, anchor=args.anchor, anchor_elo=args.anchor_elo, resamples=200,
-                    seed=0, prior=args.prior)
+                    seed=0, prior=args.prior, model=args.model or model)
     except ValueError as exc:
         if args.prior == 0 and "perfect separation" in str(exc):
             raise ValueError(
@@ -148,7 +154,7 @@ async def run_league_command(args: argparse.Namespace) -> int:
         except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
         try:
-            report = _rate(store, args)
+            report = _rate(store, args, config.rating_model)
         except ValueError as exc:
             raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
         games = store.game_count()

@@ -21,6 +21,7 @@ from referee.config.toml_lines import KeyLocator
 from referee.core.clock import TimeControl
 from referee.core.errors import UserError
 from referee.core.specs import REMOTE, BotCommand, BotSpec, ResourceLimits, Sandbox
+from referee.ratings.leaderboard import RATING_MODELS, RatingModel
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
 
@@ -178,6 +179,9 @@ class LeagueConfig:
     #: The most deals one unit of work (one set of bot processes) plays; None: sized
     #: from ``concurrency`` (``referee.league.runner.deals_per_unit``).
     deals_per_process: int | None = None
+    #: The model of the league's ratings; None: the default of its table size
+    #: (``referee.ratings.leaderboard.default_model``).
+    rating_model: RatingModel | None = None
 
     def identity(self) -> str:
         """What must not change between two runs into the same database."""
@@ -191,6 +195,7 @@ class LeagueConfig:
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
     "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
+    "rating_model",
 }
 _TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
 _BOT_KEYS = {"name", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind"}
@@ -318,6 +323,11 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
         problem = directory_error(kwargs["replay_dir"])
         if problem is not None:
             raise fail("league", "replay_dir", f"{league['replay_dir']!r}: {problem}")
+    if "rating_model" in league:
+        if league["rating_model"] not in RATING_MODELS:
+            known = " or ".join(f'"{m}"' for m in RATING_MODELS)
+            raise fail("league", "rating_model", f"must be {known}, not {league['rating_model']!r}")
+        kwargs["rating_model"] = league["rating_model"]
     if "executor" in league:
         problem = executor_error(league["executor"])
         if problem is not None:
