@@ -14,7 +14,7 @@ the way the rankings are made:
 openskill's Plackett-Luce model (a sequential Bayesian update) is shown as well when the
 package is installed; only its rank correlation, since its ratings are not on the Elo scale.
 
-Run from the repository root: ``python -m benchmarks.ratings [--replications 20]``;
+Run from the repository root: ``python -m benchmarks.ratings [--replications 100]``;
 ``--timing`` times one fit and its bootstrap instead.
 """
 
@@ -148,9 +148,9 @@ def paired(pl: Sequence[float], bt: Sequence[float]) -> str:
 
 
 def compare(args: argparse.Namespace) -> None:
-    print(f"{args.bots} bots, true Elo normal (sd {args.spread:g}), {args.blocks} blocks of"
-          f" `seats` games per league, {args.replications} replications, {args.resamples}"
-          f" bootstrap resamples, seed {args.seed}")
+    print(f"{args.bots} bots, true Elo normal (sd {args.spread:g}), {args.blocks} blocks per"
+          f" league (a table ranked once per seat), {args.replications} leagues per case,"
+          f" {args.resamples} bootstrap resamples, seed {args.seed}")
     print(f"{'generator / seats / model':<36}{'Spearman':>9}{'RMS Elo':>14}{'cover95':>9}"
           f"{'CI width':>9}{'s':>8}")
     for generator in args.generators:
@@ -204,8 +204,8 @@ def main() -> None:
                         help="duplicate blocks per league (default 40)")
     parser.add_argument("--spread", type=float, default=150.0,
                         help="standard deviation of the true Elo (default 150)")
-    parser.add_argument("--replications", type=int, default=20,
-                        help="leagues per generator and table size (default 20)")
+    parser.add_argument("--replications", type=int, default=100,
+                        help="leagues per generator and table size (default 100)")
     parser.add_argument("--resamples", type=int, default=100,
                         help="bootstrap resamples (default 100)")
     parser.add_argument("--generators", nargs="+", choices=sorted(GENERATORS),

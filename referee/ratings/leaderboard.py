@@ -40,13 +40,15 @@ RatingModel: TypeAlias = Literal["bradley-terry", "plackett-luce"]
 #: The names of the rating models, as the command line and the league file spell them.
 RATING_MODELS: tuple[RatingModel, ...] = get_args(RatingModel)
 #: The default model of a league with a table of 3 or more players: the one that
-#: recovers known strengths better in ``benchmarks/ratings.py`` (docs/ratings.md).
-MULTIPLAYER_MODEL: RatingModel = "plackett-luce"
+#: recovers known strengths better in ``benchmarks/ratings.py`` (docs/ratings.md, "Which
+#: model": Plackett-Luce gains a little when the rankings follow it and loses more when
+#: they do not).
+MULTIPLAYER_MODEL: RatingModel = "bradley-terry"
 
 
 def default_model(games: Sequence[GameResult]) -> RatingModel:
-    """Bradley-Terry when every game is heads-up (the two models then agree), else
-    :data:`MULTIPLAYER_MODEL`."""
+    """Bradley-Terry when every game is heads-up (the two models then agree, and the
+    pairwise fit is quicker), else :data:`MULTIPLAYER_MODEL`."""
     return "bradley-terry" if all(len(g.places) == 2 for g in games) else MULTIPLAYER_MODEL
 
 

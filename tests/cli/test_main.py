@@ -493,6 +493,7 @@ def tables_db(path: Path) -> Path:
 def test_ratings_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from referee.league.store import rated_games
     from referee.ratings.elo import fit_elo
+    from referee.ratings.leaderboard import MULTIPLAYER_MODEL
     from referee.ratings.plackett_luce import fit_plackett_luce
 
     def elos(db: Path, *args: str) -> dict[str, float]:
@@ -507,10 +508,10 @@ def test_ratings_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
     assert pairwise != rankings
     assert elos(db, "--model", "bradley-terry") == pairwise
     assert elos(db, "--model", "plackett-luce") == rankings
-    assert elos(db) == rankings  # tables of three: Plackett-Luce by default
-    assert main(["ratings", str(db)]) == 0
+    # Without --model, the default for tables of three (docs/ratings.md, "Which model").
+    assert elos(db) == {"bradley-terry": pairwise, "plackett-luce": rankings}[MULTIPLAYER_MODEL]
+    assert main(["ratings", str(db), "--model", "plackett-luce"]) == 0
     assert "Elo from the Plackett-Luce fit" in capsys.readouterr().out
-    # Heads-up tables: Bradley-Terry by default.
     assert main(["ratings", str(league_db(tmp_path / "r.sqlite"))]) == 0
     assert "Elo from the Bradley-Terry (pairwise) fit" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
@@ -528,7 +529,7 @@ def test_league_rates_with_its_files_rating_model(
 
     league = tmp_path / "league.toml"
     league.write_text(f'[league]\ntable_size = 3\ndeals = 1\nseed = 4\n'
-                      f'rating_model = "bradley-terry"\n'
+                      f'rating_model = "plackett-luce"\n'
                       f'[[bots]]\nname = "g"\ncommand = "{GREEDY}"\n'
                       f'[[bots]]\nname = "r1"\ncommand = "{RANDOM}"\n'
                       f'[[bots]]\nname = "r2"\ncommand = "{RANDOM}"\n')
@@ -544,10 +545,10 @@ def test_league_rates_with_its_files_rating_model(
         games = rated_games(store)
     assert len(games) == 3
     assert fit_elo(games) != pytest.approx(fit_plackett_luce(games), abs=0.1)
-    assert first == {b: round(e, 1) for b, e in fit_elo(games).items()}
+    assert first == {b: round(e, 1) for b, e in fit_plackett_luce(games).items()}
     # The command line's --model wins over the file's.
-    assert elos("--model", "plackett-luce") == {
-        b: round(e, 1) for b, e in fit_plackett_luce(games).items()}
+    assert elos("--model", "bradley-terry") == {
+        b: round(e, 1) for b, e in fit_elo(games).items()}
 
 
 def test_ratings_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
