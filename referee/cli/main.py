@@ -21,7 +21,7 @@ from referee.config.settings import rule_flag_error
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError, UserError
 from referee.league.store import ResultStore, StoreError
-from referee.ratings.leaderboard import RATING_MODELS
+from referee.ratings.leaderboard import MULTIPLAYER_MODEL, RATING_MODELS
 from referee.rules import PRESETS, Rules
 
 EXIT_USAGE = 2
@@ -105,8 +105,8 @@ def _rating_args(parser: argparse.ArgumentParser) -> None:
                              "0: plain maximum likelihood)")
     parser.add_argument("--model", choices=RATING_MODELS, default=None,
                         help="the rating model (default: the league file's rating_model, "
-                             "else bradley-terry when every table is heads-up and "
-                             "plackett-luce otherwise; docs/ratings.md)")
+                             f"else bradley-terry for heads-up tables and {MULTIPLAYER_MODEL} "
+                             "for larger ones; docs/ratings.md)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
 from typing import Literal, TypeAlias, get_args
 
@@ -161,16 +162,8 @@ def rate(
     names = tally.names
     n = len(names)
     anchor_index = _check_fit_args(names, anchor, prior)
-    fit: _Fit
-    if model == "plackett-luce":
-        rankings = _rankings(games, names)
-        def fit(weights: Sequence[int] | None, start: Sequence[float] | None
-                ) -> list[float] | None:
-            return _fit_rankings(rankings, tally, prior, weights, start)
-    else:
-        def fit(weights: Sequence[int] | None, start: Sequence[float] | None
-                ) -> list[float] | None:
-            return _fit_pairwise(tally, prior, weights, start)
+    fit: _Fit = (partial(_fit_rankings, _rankings(games, names), tally, prior)
+                 if model == "plackett-luce" else partial(_fit_pairwise, tally, prior))
     theta_hat = fit(None, None) if n else []
     if theta_hat is None:
         raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
