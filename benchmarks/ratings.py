@@ -140,11 +140,11 @@ class Tally:
 
 def paired(pl: Sequence[float], bt: Sequence[float]) -> str:
     """The paired difference of RMS errors over the same leagues."""
-    gain = [b - p for p, b in zip(pl, bt, strict=True)]
-    se = statistics.stdev(gain) / math.sqrt(len(gain)) if len(gain) > 1 else math.nan
-    better = sum(g > 0 for g in gain)
-    return (f"{'':<4}plackett-luce's RMS error is {statistics.fmean(gain):.1f} ±{se:.1f} Elo"
-            f" lower, lower in {better} of {len(gain)} leagues")
+    excess = [p - b for p, b in zip(pl, bt, strict=True)]
+    se = statistics.stdev(excess) / math.sqrt(len(excess)) if len(excess) > 1 else math.nan
+    lower = sum(e < 0 for e in excess)
+    return (f"{'':<4}RMS Elo, plackett-luce minus bradley-terry: {statistics.fmean(excess):+.1f}"
+            f" ±{se:.1f}; plackett-luce's lower in {lower} of {len(excess)} leagues")
 
 
 def compare(args: argparse.Namespace) -> None:
