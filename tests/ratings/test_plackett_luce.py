@@ -1,4 +1,4 @@
-"""Tests for referee.ratings.plackett_luce and the model choice of referee.ratings.leaderboard."""
+"""Tests for referee.ratings.plackett_luce: the Plackett-Luce fit and its intervals."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import statistics
 import pytest
 
 from referee.ratings.elo import ELO_PER_NAT, GameResult, fit_elo
-from referee.ratings.leaderboard import MULTIPLAYER_MODEL, RATING_MODELS, default_model, rate
+from referee.ratings.leaderboard import rate
 from referee.ratings.plackett_luce import fit_plackett_luce
 
 TRUE_ELO = {"a": 1700.0, "b": 1600.0, "c": 1550.0, "d": 1500.0, "e": 1450.0, "f": 1400.0,
@@ -157,16 +157,3 @@ def test_anchor_and_errors() -> None:
         fit_plackett_luce(games, anchor="nobody")
     with pytest.raises(ValueError, match="prior"):
         fit_plackett_luce(games, prior=-1.0)
-    with pytest.raises(ValueError, match="unknown rating model 'elo'"):
-        rate(games, model="elo")  # type: ignore[arg-type]
-
-
-def test_the_default_model_follows_the_table_size() -> None:
-    assert RATING_MODELS == ("bradley-terry", "plackett-luce")
-    heads_up = heads_up_league(seed=8)
-    assert default_model(heads_up) == "bradley-terry"
-    assert rate(heads_up, resamples=0).model == "bradley-terry"
-    mixed = [*heads_up, GameResult({"a": 1, "b": 2, "c": 3})]
-    assert default_model(mixed) == MULTIPLAYER_MODEL
-    assert rate(mixed, resamples=0).model == MULTIPLAYER_MODEL
-    assert rate(mixed, resamples=0, model="bradley-terry").model == "bradley-terry"
