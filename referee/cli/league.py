@@ -38,6 +38,10 @@ from referee.league.runner import (
 from referee.league.store import ResultStore, StoreError
 from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import BotRating, RatingReport, rate
+from referee.ratings.models import RatingModel
+
+#: How the leaderboard names the rating models.
+MODEL_TITLES = {"bradley-terry": "Bradley-Terry (pairwise)", "plackett-luce": "Plackett-Luce"}
 
 
 @attrs.frozen
@@ -92,7 +96,9 @@ class Standings:
 
 
 def print_leaderboard(console: Console, standings: Standings, crosstable: bool = False) -> None:
-    table = Table(title=f"Leaderboard ({standings.games} games)")
+    caption = None if standings.report is None else (
+        f"Elo from the {MODEL_TITLES[standings.report.model]} fit")
+    table = Table(title=f"Leaderboard ({standings.games} games)", caption=caption)
     add_columns(table, ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"),
                 left=("bot", "forfeits"))
     shown = standings.shown()
@@ -129,15 +135,17 @@ def print_leaderboard(console: Console, standings: Standings, crosstable: bool =
     console.print(cross)
 
 
-def _rate(store: ResultStore, args: argparse.Namespace) -> RatingReport | None:
-    """The ratings of the stored games with the command's ``--anchor``,
-    ``--anchor-elo`` and ``--prior``; ValueError when they cannot be fitted."""
+def _rate(store: ResultStore, args: argparse.Namespace,
+          model: RatingModel | None = None) -> RatingReport | None:
+    """The ratings of the stored games with the command's ``--anchor``, ``--anchor-elo``,
+    ``--prior`` and ``--model`` (else ``model``, else the default of the table sizes);
+    ValueError when they cannot be fitted."""
     games = rated_games(store)
     if not games:
         return None
     try:
         return rate(games, anchor=args.anchor, anchor_elo=args.anchor_elo, resamples=200,
-                    seed=0, prior=args.prior)
+                    seed=0, prior=args.prior, model=args.model or model)
     except ValueError as exc:
         if args.prior == 0 and "perfect separation" in str(exc):
             raise ValueError(
@@ -209,7 +217,7 @@ async def run_league_command(args: argparse.Namespace) -> int:
         except (StoreError, ClusterError) as exc:
             raise UsageError(str(exc)) from None
         try:
-            report = _rate(store, args)
+            report = _rate(store, args, config.rating_model)
         except ValueError as exc:
             raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
         standings = Standings.read(store, report)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from referee import __version__
 from referee.core.defaults import DEFAULT_JOIN_TIMEOUT_S
+from referee.ratings.models import MULTIPLAYER_MODEL, RATING_MODELS
 
 SEED_HELP = (
     "master seed the deals come from (default: a fresh one from the operating system,"
@@ -63,6 +64,10 @@ def _rating_args(parser: argparse.ArgumentParser) -> None:
                         help="virtual drawn games of each bot against the field's centre "
                              "(default 1, which keeps an unbeaten bot's rating finite; "
                              "0: plain maximum likelihood)")
+    parser.add_argument("--model", choices=RATING_MODELS, default=None,
+                        help="the rating model (default: the league file's rating_model, "
+                             f"else bradley-terry for heads-up tables and {MULTIPLAYER_MODEL} "
+                             "for larger ones; docs/ratings.md)")
 
 
 def build_parser() -> argparse.ArgumentParser:

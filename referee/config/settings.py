@@ -21,6 +21,7 @@ from referee.config.rule_flags import rule_flag_error
 from referee.config.toml_lines import KeyLocator
 from referee.core.clock import TimeControl
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox
+from referee.ratings.models import RATING_MODELS, RatingModel
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
 
@@ -88,6 +89,10 @@ class LeagueConfig:
     format: str = "single"
     series_games: int = 6
 
+    #: The model of the league's ratings; None: the default of its table size
+    #: (``referee.ratings.leaderboard.default_model``).
+    rating_model: RatingModel | None = None
+
     @property
     def series_length(self) -> int | None:
         """The games of a series, or None for a league of single games."""
@@ -108,7 +113,7 @@ class LeagueConfig:
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
     "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
-    "format", "series_games",
+    "format", "series_games", "rating_model",
 }
 #: ``[league] format``: single games, or series of games with penalty points (R24).
 LEAGUE_FORMATS = ("single", "series")
@@ -230,6 +235,11 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
         problem = directory_error(kwargs["replay_dir"])
         if problem is not None:
             raise fail("league", "replay_dir", f"{league['replay_dir']!r}: {problem}")
+    if "rating_model" in league:
+        if league["rating_model"] not in RATING_MODELS:
+            known = " or ".join(f'"{m}"' for m in RATING_MODELS)
+            raise fail("league", "rating_model", f"must be {known}, not {league['rating_model']!r}")
+        kwargs["rating_model"] = league["rating_model"]
     if "executor" in league:
         problem = executor_error(league["executor"])
         if problem is not None:

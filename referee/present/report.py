@@ -37,7 +37,6 @@ from referee.present.report_tables import (
     time_table,
 )
 from referee.ratings.elo import GameResult as RatedGame
-from referee.ratings.elo import fit_elo
 from referee.ratings.leaderboard import RatingReport, rate
 
 __all__ = [
@@ -80,9 +79,9 @@ def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
 def rating_history(
     games: Sequence[RatedGame], points: int = 20
 ) -> tuple[list[int], dict[str, list[float | None]]]:
-    """Refit the Elo ratings on ``points`` growing prefixes of ``games`` (evenly spread,
-    the last one all the games). Returns the prefix lengths and, per bot, its Elo after
-    each prefix, ``None`` while it has not played yet."""
+    """Refit the Elo ratings (the leaderboard's model) on ``points`` growing prefixes of
+    ``games`` (evenly spread, the last one all the games). Returns the prefix lengths and,
+    per bot, its Elo after each prefix, ``None`` while it has not played yet."""
     if points < 1:
         raise ValueError("points must be at least 1")
     n = len(games)
@@ -90,7 +89,7 @@ def rating_history(
     names = sorted({name for g in games for name in g.places})
     history: dict[str, list[float | None]] = {name: [] for name in names}
     for size in sizes:
-        elos = fit_elo(games[:size])
+        elos = {bot.name: bot.elo for bot in rate(games[:size], resamples=0).bots}
         for name in names:
             history[name].append(elos.get(name))
     return sizes, history

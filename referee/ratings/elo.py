@@ -21,6 +21,8 @@ from typing import TypeAlias
 
 import attrs
 
+from referee.ratings.newton import maximize
+
 __all__ = [
     "ELO_PER_NAT",
     "Z95",
@@ -136,6 +138,11 @@ class _Tally:
     blocks: list[_Contribution]
 
 
+def _block_key(game: GameResult, position: int) -> tuple[str, Block | int]:
+    """The bootstrap's unit of the game at ``position``: its block, or the game alone."""
+    return ("block", game.block) if game.block is not None else ("game", position)
+
+
 def _tally(games: Sequence[GameResult]) -> _Tally:
     names = sorted({name for g in games for name in g.places})
     index = {name: i for i, name in enumerate(names)}
@@ -146,8 +153,7 @@ def _tally(games: Sequence[GameResult]) -> _Tally:
     pair_index: dict[tuple[int, int], int] = {}
     block_pairs: dict[tuple[str, Block | int], dict[int, list[float]]] = {}
     for k, game in enumerate(games):
-        key = ("block", game.block) if game.block is not None else ("game", k)
-        acc = block_pairs.setdefault(key, {})
+        acc = block_pairs.setdefault(_block_key(game, k), {})
         seats = sorted((index[name], place) for name, place in game.places.items())
         for a, (i, place_i) in enumerate(seats):
             played[i] += 1
@@ -212,30 +218,6 @@ def _mle_exists(
     return True
 
 
-def _cholesky_solve(a: list[list[float]], b: list[float]) -> list[float] | None:
-    """Solve a x = b for symmetric positive definite ``a``; ``None`` if it is not."""
-    m = len(b)
-    low = [[0.0] * m for _ in range(m)]
-    for i in range(m):
-        row_i = low[i]
-        for j in range(i + 1):
-            row_j = low[j]
-            s = a[i][j] - sum(row_i[k] * row_j[k] for k in range(j))
-            if i == j:
-                if s <= 0.0:
-                    return None
-                row_i[i] = math.sqrt(s)
-            else:
-                row_i[j] = s / row_j[j]
-    y = [0.0] * m
-    for i in range(m):
-        y[i] = (b[i] - sum(low[i][k] * y[k] for k in range(i))) / low[i][i]
-    x = [0.0] * m
-    for i in reversed(range(m)):
-        x[i] = (y[i] - sum(low[k][i] * x[k] for k in range(i + 1, m))) / low[i][i]
-    return x
-
-
 def _fit_theta(
     n: int,
     pairs: Sequence[tuple[int, int]],
@@ -269,13 +251,12 @@ def _fit_theta(
             total += sum(half * (_log_sigmoid(x) + _log_sigmoid(-x)) for x in t)
         return total
 
-    value = objective(theta)
-    for _ in range(200):
+    def derivatives(t: Sequence[float]) -> tuple[list[float], list[list[float]]]:
         grad = [0.0] * n
         hess = [[0.0] * n for _ in range(n)]  # negated Hessian
         for (i, j), pts, cnt in zip(pairs, points, counts, strict=True):
             if cnt:
-                p = _sigmoid(theta[i] - theta[j])
+                p = _sigmoid(t[i] - t[j])
                 g = pts - cnt * p
                 h = cnt * p * (1.0 - p)
                 grad[i] += g
@@ -286,34 +267,41 @@ def _fit_theta(
                 hess[j][i] -= h
         if prior:
             for i in range(n):
-                p = _sigmoid(theta[i])
+                p = _sigmoid(t[i])
                 grad[i] += half - prior * p
                 hess[i][i] += prior * p * (1.0 - p)
-        g_free = [grad[i] for i in free]
-        step = _cholesky_solve([[hess[i][j] for j in free] for i in free], g_free)
-        if step is None:  # numerically singular: fall back to gradient ascent
-            scale = max(max(hess[i][i] for i in free), 1e-12)
-            step = [g / scale for g in g_free]
-        biggest = max(abs(s) for s in step)
-        if biggest < 1e-6:  # quadratic convergence region: take the full step
-            for i, s in zip(free, step, strict=True):
-                theta[i] += s
-            if biggest < 1e-10:
-                return theta
-            value = objective(theta)
-            continue
-        slope = sum(g * s for g, s in zip(g_free, step, strict=True))
-        t = 1.0
-        while True:
-            cand = list(theta)
-            for i, s in zip(free, step, strict=True):
-                cand[i] += t * s
-            cand_value = objective(cand)
-            if cand_value >= value + 1e-4 * t * slope or t < 1e-10:
-                break
-            t *= 0.5
-        theta, value = cand, cand_value
-    return theta
+        return grad, hess
+
+    return maximize(theta, free, objective, derivatives)
+
+
+def _weighted_pairs(
+    tally: _Tally, weights: Sequence[int] | None
+) -> tuple[list[float], list[float]]:
+    """Points and pairwise games of every pair, each block counted ``weights[b]`` times
+    (once each without ``weights``)."""
+    if weights is None:
+        return tally.points, tally.counts
+    points = [0.0] * len(tally.pairs)
+    counts = [0.0] * len(tally.pairs)
+    for contribution, k in zip(tally.blocks, weights, strict=True):
+        if k:
+            for p, pts, cnt in contribution:
+                points[p] += k * pts
+                counts[p] += k * cnt
+    return points, counts
+
+
+def _fit_pairwise(
+    tally: _Tally,
+    prior: float,
+    weights: Sequence[int] | None = None,
+    start: Sequence[float] | None = None,
+) -> list[float] | None:
+    """The Bradley-Terry strengths of the tally's bots, blocks weighted as in
+    :func:`_weighted_pairs`; ``None`` without a finite fit (only when ``prior == 0``)."""
+    points, counts = _weighted_pairs(tally, weights)
+    return _fit_theta(len(tally.names), tally.pairs, points, counts, prior, start)
 
 
 def _anchored(theta: Sequence[float], anchor: int | None, anchor_elo: float) -> list[float]:

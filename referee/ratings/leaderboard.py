@@ -1,12 +1,18 @@
 """A league's leaderboard: Elo with bootstrap intervals over duplicate blocks, the crosstable
-and the likelihood of superiority, from the games' rankings. Pure."""
+and the likelihood of superiority, from the games' rankings. Pure.
+
+The Elo comes from one of two models (:data:`RATING_MODELS`): the pairwise Bradley-Terry
+fit of :mod:`referee.ratings.elo` or the ranking fit of :mod:`referee.ratings.plackett_luce`;
+:func:`default_model` picks one from the table sizes."""
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from types import MappingProxyType
+from typing import TypeAlias
 
 import attrs
 
@@ -14,12 +20,30 @@ from referee.ratings.elo import (
     GameResult,
     _anchored,
     _check_fit_args,
-    _fit_theta,
+    _fit_pairwise,
     _tally,
     likelihood_of_superiority,
 )
+from referee.ratings.models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel
+from referee.ratings.plackett_luce import _fit_rankings, _rankings
 
-__all__ = ["BotRating", "PairRecord", "RatingReport", "rate"]
+__all__ = [
+    "MULTIPLAYER_MODEL",
+    "RATING_MODELS",
+    "BotRating",
+    "PairRecord",
+    "RatingModel",
+    "RatingReport",
+    "default_model",
+    "rate",
+]
+
+
+
+def default_model(games: Sequence[GameResult]) -> RatingModel:
+    """Bradley-Terry when every game is heads-up (the two models then agree, and the
+    pairwise fit is quicker), else :data:`MULTIPLAYER_MODEL`."""
+    return "bradley-terry" if all(len(g.places) == 2 for g in games) else MULTIPLAYER_MODEL
 
 
 @attrs.frozen
@@ -67,7 +91,8 @@ class RatingReport:
     ``bots`` is sorted best first.  ``los[a][b]`` is the likelihood that ``a`` is
     stronger than ``b`` (every ordered pair of distinct bots).  ``crosstable[a][b]``
     holds the pairwise record of ``a`` against ``b`` for the pairs that met.
-    ``resamples`` is the number of bootstrap resamples behind the intervals.
+    ``resamples`` is the number of bootstrap resamples behind the intervals; ``model``
+    the model of the fit.
     """
 
     bots: tuple[BotRating, ...]
@@ -76,6 +101,7 @@ class RatingReport:
     resamples: int
     anchor: str | None
     anchor_elo: float
+    model: RatingModel = "bradley-terry"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -95,6 +121,11 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[lo] + (pos - lo) * (sorted_values[hi] - sorted_values[lo])
 
 
+# The strengths of a league's bots with its blocks weighted (None: each once), starting
+# from a point (None: all 0); None when there is no finite fit.
+_Fit: TypeAlias = Callable[[Sequence[int] | None, Sequence[float] | None], list[float] | None]
+
+
 def rate(
     games: Sequence[GameResult],
     *,
@@ -103,9 +134,11 @@ def rate(
     resamples: int = 200,
     seed: int = 0,
     prior: float = 1.0,
+    model: RatingModel | None = None,
 ) -> RatingReport:
     """Rate a league: Elo fit, bootstrap 95% intervals, LOS matrix and crosstable.
 
+    ``model`` is one of :data:`RATING_MODELS`, or ``None`` for :func:`default_model`.
     The intervals come from ``resamples`` bootstrap resamples of the duplicate
     blocks drawn from ``random.Random(seed)``; each resample is refitted and
     anchored like the point estimate, and the 2.5% / 97.5% percentiles are
@@ -114,11 +147,17 @@ def rate(
     """
     if resamples < 0:
         raise ValueError("resamples must be >= 0")
+    if model is None:
+        model = default_model(games)
+    elif model not in RATING_MODELS:
+        raise ValueError(f"unknown rating model {model!r} (known: {', '.join(RATING_MODELS)})")
     tally = _tally(games)
     names = tally.names
     n = len(names)
     anchor_index = _check_fit_args(names, anchor, prior)
-    theta_hat = _fit_theta(n, tally.pairs, tally.points, tally.counts, prior) if n else []
+    fit: _Fit = (partial(_fit_rankings, _rankings(games, names), tally, prior)
+                 if model == "plackett-luce" else partial(_fit_pairwise, tally, prior))
+    theta_hat = fit(None, None) if n else []
     if theta_hat is None:
         raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
     elos = _anchored(theta_hat, anchor_index, anchor_elo) if n else []
@@ -129,19 +168,11 @@ def rate(
         rng = random.Random(seed)
         n_blocks = len(tally.blocks)
         block_ids = range(n_blocks)
-        n_pairs = len(tally.pairs)
         for _ in range(resamples):
             weight = [0] * n_blocks
             for b in rng.choices(block_ids, k=n_blocks):
                 weight[b] += 1
-            points = [0.0] * n_pairs
-            counts = [0.0] * n_pairs
-            for b, k in enumerate(weight):
-                if k:
-                    for p, pts, cnt in tally.blocks[b]:
-                        points[p] += k * pts
-                        counts[p] += k * cnt
-            theta = _fit_theta(n, tally.pairs, points, counts, prior, start=theta_hat)
+            theta = fit(weight, theta_hat)
             if theta is None:
                 continue
             used += 1
@@ -180,4 +211,5 @@ def rate(
         resamples=used,
         anchor=anchor,
         anchor_elo=anchor_elo,
+        model=model,
     )

@@ -475,6 +475,85 @@ def test_ratings_prior_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path
         assert "--prior must be a number of games >= 0" in capsys.readouterr().err
 
 
+def tables_db(path: Path) -> Path:
+    """Three-player tables of four bots, "a" best and "d" worst most of the time."""
+    bots = ("a", "b", "c", "d")
+    with ResultStore(path) as store:
+        for deal in range(16):
+            table = tuple(b for k, b in enumerate(bots) if k != deal % 4)
+            for rot in range(3):
+                order = table if (deal + rot) % 3 else table[1:] + table[:1]
+                block = f"{','.join(table)}/deal{deal}"
+                store.record(GameRecord(
+                    game_id=f"{block}/rot{rot}", block=block, seed=deal, actions=20,
+                    reason="win", seats=tuple(
+                        SeatRecord(i, bot, order.index(bot) + 1, 0, None, None)
+                        for i, bot in enumerate(table[rot:] + table[:rot])),
+                ))
+    return path
+
+
+def test_ratings_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from referee.league.rating_input import rated_games
+    from referee.ratings.elo import fit_elo
+    from referee.ratings.leaderboard import MULTIPLAYER_MODEL
+    from referee.ratings.plackett_luce import fit_plackett_luce
+
+    def elos(db: Path, *args: str) -> dict[str, float]:
+        assert main(["ratings", str(db), "--json", "--prior", "0", *args]) == 0
+        return {r["bot"]: r["elo"] for r in strict_json(capsys.readouterr().out)["ratings"]}
+
+    db = tables_db(tmp_path / "tables.sqlite")
+    with ResultStore(db) as store:
+        games = rated_games(store)
+    pairwise = {b: round(e, 1) for b, e in fit_elo(games, prior=0).items()}
+    rankings = {b: round(e, 1) for b, e in fit_plackett_luce(games, prior=0).items()}
+    assert pairwise != rankings
+    assert elos(db, "--model", "bradley-terry") == pairwise
+    assert elos(db, "--model", "plackett-luce") == rankings
+    # Without --model, the default for tables of three (docs/ratings.md, "Which model").
+    assert elos(db) == {"bradley-terry": pairwise, "plackett-luce": rankings}[MULTIPLAYER_MODEL]
+    assert main(["ratings", str(db), "--model", "plackett-luce"]) == 0
+    assert "Elo from the Plackett-Luce fit" in capsys.readouterr().out
+    assert main(["ratings", str(league_db(tmp_path / "r.sqlite"))]) == 0
+    assert "Elo from the Bradley-Terry (pairwise) fit" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["ratings", str(db), "--model", "elo"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'elo'" in capsys.readouterr().err
+
+
+def test_league_rates_with_its_files_rating_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from referee.league.rating_input import rated_games
+    from referee.ratings.elo import fit_elo
+    from referee.ratings.plackett_luce import fit_plackett_luce
+
+    league = tmp_path / "league.toml"
+    league.write_text(f'[league]\ntable_size = 3\ndeals = 1\nseed = 4\n'
+                      f'rating_model = "plackett-luce"\n'
+                      f'[[bots]]\nname = "g"\ncommand = "{GREEDY}"\n'
+                      f'[[bots]]\nname = "r1"\ncommand = "{RANDOM}"\n'
+                      f'[[bots]]\nname = "r2"\ncommand = "{RANDOM}"\n')
+    db = tmp_path / "r.sqlite"
+
+    def elos(*args: str) -> dict[str, float]:
+        assert main(["league", str(league), "--db", str(db), "--no-bot-check", "--json",
+                     "--log-dir", str(tmp_path / "logs"), *args]) == 0
+        return {r["bot"]: r["elo"] for r in strict_json(capsys.readouterr().out)["ratings"]}
+
+    first = elos()  # plays the league
+    with ResultStore(db) as store:
+        games = rated_games(store)
+    assert len(games) == 3
+    assert fit_elo(games) != pytest.approx(fit_plackett_luce(games), abs=0.1)
+    assert first == {b: round(e, 1) for b, e in fit_plackett_luce(games).items()}
+    # The command line's --model wins over the file's.
+    assert elos("--model", "bradley-terry") == {
+        b: round(e, 1) for b, e in fit_elo(games).items()}
+
+
 def test_ratings_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["ratings", str(tmp_path / "absent.sqlite")]) == 2
     assert "no results database" in capsys.readouterr().err

@@ -91,6 +91,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.time.move_ms == 1000 and config.time.bank_ms is None
     assert config.replay_dir is None
     assert config.fault_policy == "forfeit" and config.restart
+    assert config.rating_model is None  # the default of the table size
 
 
 def test_every_key(tmp_path: Path) -> None:
@@ -107,6 +108,7 @@ def test_every_key(tmp_path: Path) -> None:
         fault_policy = "strikes"
         strikes = 2
         deals_per_process = 4
+        rating_model = "plackett-luce"
 
         [time]
         move_ms = 500
@@ -145,6 +147,7 @@ def test_every_key(tmp_path: Path) -> None:
     assert config.replay_dir == tmp_path / "replays"  # relative to the league file
     assert not config.restart and config.fault_policy == "strikes" and config.strikes == 2
     assert config.deals_per_process == 4
+    assert config.rating_model == "plackett-luce"
     assert config.time.reaction_ms == 300 and config.time.grace_ms == 10
     a = config.bots[0].command
     assert a.argv == (sys.executable, "my bot.py", "--level", "3")
@@ -445,6 +448,15 @@ BAD_FILES = {
         [league]
         deals_per_process = 1.5  # HERE
         """ + TWO_BOTS),
+    "unknown rating model": ("rating_model", """\
+        [league]
+        deals = 2
+        rating_model = "trueskill"  # HERE
+        """ + TWO_BOTS),
+    "rating model not a string": ("rating_model", """\
+        [league]
+        rating_model = 2  # HERE
+        """ + TWO_BOTS),
     "rule flag of the wrong type": ("pyramid", """\
         [rules]
         pyramid = "yes"  # HERE
@@ -743,3 +755,19 @@ def test_bad_sandbox_settings_name_their_line(
     with pytest.raises(SettingsError) as caught:
         load_league(path)
     assert str(caught.value).startswith(f"{path}:{line}: ") and message in str(caught.value)
+
+
+def test_rating_model_is_either_model_and_does_not_change_the_league(tmp_path: Path) -> None:
+    base = load_league(write(tmp_path, ISSUE_EXAMPLE))
+    for model in ("bradley-terry", "plackett-luce"):
+        text = ISSUE_EXAMPLE.replace("seed = 5", f'seed = 5\nrating_model = "{model}"')
+        config = load_league(write(tmp_path, text))
+        assert config.rating_model == model
+        # Rating the games another way leaves them the same games.
+        assert config.identity() == base.identity()
+    text = ISSUE_EXAMPLE.replace("seed = 5", 'seed = 5\nrating_model = "Plackett-Luce"')
+    with pytest.raises(SettingsError) as info:
+        load_league(write(tmp_path, text))
+    message = str(info.value)
+    assert '[league] rating_model: must be "bradley-terry" or "plackett-luce"' in message
+    assert "\n" not in message

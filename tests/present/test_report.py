@@ -23,6 +23,7 @@ from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import load_report, rating_history, render_report, write_report
 from referee.present.report_tables import crosstable, games_table, replay_link
 from referee.ratings.elo import GameResult, fit_elo
+from referee.ratings.leaderboard import rate
 from referee.rules import Rules
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +70,14 @@ def test_history_refits_growing_prefixes() -> None:
     final = fit_elo(games)
     assert {name: series[-1] for name, series in history.items()} == pytest.approx(final)
     assert history["a"][0] == pytest.approx(fit_elo(games[:2])["a"])
+
+
+def test_history_of_multiplayer_tables_ends_at_the_leaderboard() -> None:
+    games = [GameResult({"a": 1, "b": 2, "c": 3}), GameResult({"c": 1, "a": 2, "b": 3}),
+             GameResult({"b": 1, "a": 2, "c": 3})] * 4
+    _, history = rating_history(games, points=4)
+    final = {bot.name: bot.elo for bot in rate(games, resamples=0).bots}
+    assert {name: series[-1] for name, series in history.items()} == pytest.approx(final)
 
 
 def test_history_starts_each_bot_at_its_first_game() -> None:
