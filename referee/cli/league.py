@@ -27,6 +27,7 @@ from referee.core.errors import UsageError
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
+from referee.league.pool_executor import PoolExecutor
 from referee.league.rating_input import rated_games
 from referee.league.runner import (
     Executor,
@@ -165,12 +166,21 @@ def _check_rating_args(args: argparse.Namespace, bots: list[str] | None = None) 
 
 
 def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
-    """Where the games are played: ``--dask``, else the league file's ``executor``."""
+    """Where the games are played: ``--dask``, else the league file's ``executor``; on
+    this machine, in ``--workers`` (else ``workers``) referee processes or in this one."""
+    workers = args.workers if args.workers is not None else config.workers
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
     try:
         if args.dask is not None:
             return DaskExecutor(args.dask)
         if config.executor != "local":
             return DaskExecutor(config.executor)
+        if workers is not None:
+            if any(b.remote for b in config.bots):
+                raise UsageError("workers: remote bots connect to this referee process;"
+                                 " play them without worker processes")
+            return PoolExecutor(workers)
         return LocalExecutor(config.concurrency)
     except ClusterError as exc:
         raise UsageError(str(exc)) from None

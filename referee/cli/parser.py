@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     league.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     league.add_argument("--log-dir", type=Path, default=Path("logs"),
                         help="bot stderr logs (default ./logs)")
+    league.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="play the games in N referee worker processes on this machine"
+                             " (one unit of work each at a time); overrides [league] workers")
     league.add_argument("--dask", metavar="SCHEDULER", default=None,
                         help="play the games on the Dask cluster of this scheduler "
                              "(HOST:PORT, tcp://HOST:PORT or dask://HOST:PORT); "

@@ -89,6 +89,9 @@ class LeagueConfig:
     format: str = "single"
     series_games: int = 6
 
+    #: Referee worker processes that play the units (``referee.league.pool_executor``);
+    #: None: the games are played in the referee's own process.
+    workers: int | None = None
     #: The model of the league's ratings; None: the default of its table size
     #: (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
@@ -113,7 +116,7 @@ class LeagueConfig:
 _LEAGUE_KEYS = {
     "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
     "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
-    "format", "series_games", "rating_model",
+    "format", "series_games", "rating_model", "workers",
 }
 #: ``[league] format``: single games, or series of games with penalty points (R24).
 LEAGUE_FORMATS = ("single", "series")
@@ -195,7 +198,7 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
             raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
     kwargs: dict[str, Any] = {}
     for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process",
-                "series_games"):
+                "series_games", "workers"):
         if key in league:
             value = league[key]
             if not isinstance(value, int) or isinstance(value, bool):
@@ -207,6 +210,8 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
         raise fail("league", "deals", "must be at least 1")
     if kwargs.get("concurrency", 1) < 1:
         raise fail("league", "concurrency", "must be at least 1")
+    if kwargs.get("workers", 1) < 1:
+        raise fail("league", "workers", "must be at least 1")
     if kwargs.get("strikes", 1) < 1:
         raise fail("league", "strikes", "must be at least 1")
     if kwargs.get("deals_per_process", 1) < 1:
