@@ -5,45 +5,88 @@ the referee's own work (framing, checking, the rules, the clocks) is done in one
 process for every game of the league. With ``workers = N`` (``--workers N``) the
 process that runs ``taki-referee league`` becomes a *coordinator*, as on a Dask cluster
 (:mod:`referee.league.dask_executor`): it hands one unit of work at a time to each of N
-worker processes, each a Trio loop that plays the unit with the same match runner as a
-local league (:func:`referee.league.dask_worker.play_unit_task`), and it alone writes
-the results database, the replays and the bot logs the workers send back. Every game
-keeps its schedule id, so nothing is stored twice.
+worker processes (:mod:`referee.league.pool_worker`), each playing the unit with the
+same match runner as a local league, and it alone writes the results database, the
+replays and the bot logs the workers send back. Every game keeps its schedule id, so
+nothing is stored twice.
 
-Workers are started with ``spawn`` (a fresh interpreter: forking a process that runs
-threads is not safe) and ignore Ctrl-C: the coordinator stops them, and each stops its
-bots, when the league is interrupted.
+The workers are child processes started and watched with Trio: the coordinator writes a
+task down a worker's standard input and reads the result from its standard output. When
+the league stops (done, a failure, Ctrl-C, SIGTERM), every worker is sent SIGTERM, which
+stops its unit and its bots, and is killed if it has not exited within
+:data:`STOP_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
+import pickle
 import signal
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
-from multiprocessing.pool import Pool
 
 import trio
 
 from referee.core.errors import UserError
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import deliver
-from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot, play_unit_task
+from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot
+from referee.league.pool_worker import HEADER, frame
 from referee.league.runner import LeagueJob
 
-__all__ = ["PoolExecutor", "WorkerError"]
+__all__ = ["STOP_TIMEOUT_S", "PoolExecutor", "WorkerError"]
+
+#: How long a worker has to stop its unit and its bots after SIGTERM.
+STOP_TIMEOUT_S = 10.0
 
 
 class WorkerError(UserError):
-    """A worker process could not start one of a unit's bots."""
+    """A worker process could not start one of a unit's bots, or stopped by itself."""
 
 
-def _worker_signals() -> None:
-    """In a worker: Ctrl-C is the coordinator's to handle; SIGTERM (the coordinator
-    stopping the pool) stops the unit as Ctrl-C would, so its bots are stopped too."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+class _Worker:
+    """One worker process and its pipes."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        assert process.stdin is not None and process.stdout is not None
+        self.tasks = process.stdin
+        self.results = process.stdout
+
+    async def play(self, task: UnitTask) -> UnitResult:
+        await self.tasks.send_all(frame(task))
+        header = await self._read(HEADER.size)
+        (length,) = HEADER.unpack(header)
+        result = pickle.loads(await self._read(length))
+        assert isinstance(result, UnitResult)
+        return result
+
+    async def _read(self, size: int) -> bytes:
+        data = bytearray()
+        while len(data) < size:
+            chunk = await self.results.receive_some(size - len(data))
+            if not chunk:
+                status = await self.process.wait()
+                raise WorkerError(f"a referee worker process stopped (exit status {status})"
+                                  " in the middle of a unit; its bots' logs may say why")
+            data += chunk
+        return bytes(data)
+
+    async def stop(self) -> None:
+        """End the worker: SIGTERM, then SIGKILL if it is still there."""
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self.tasks.aclose()
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGTERM)
+        with trio.move_on_after(STOP_TIMEOUT_S):
+            await self.process.wait()
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+        await self.results.aclose()
 
 
 class PoolExecutor:
@@ -60,15 +103,13 @@ class PoolExecutor:
         settings = job.settings
         bots = {name: WorkerBot.of(spec) for name, spec in job.bots.items()}
         run = uuid.uuid4().hex
-        context = multiprocessing.get_context("spawn")
-        pool = await trio.to_thread.run_sync(
-            lambda: context.Pool(self.workers, initializer=_worker_signals))
-        slots = trio.Semaphore(self.workers)
         # One writer, in a thread, as in a local league: the store may wait for a lock.
         writer = trio.CapacityLimiter(1)
         failures: list[Exception] = []
+        idle: list[_Worker] = []
+        started: list[_Worker] = []
 
-        async def run_unit(unit: WorkUnit) -> None:
+        async def run_unit(unit: WorkUnit, worker: _Worker) -> None:
             try:
                 replayed = frozenset(g.game_id for g in unit.games if job.is_stored(g.game_id))
                 task = UnitTask(
@@ -82,38 +123,37 @@ class PoolExecutor:
                     run=run,
                     replayed=replayed,
                 )
-                pending = pool.apply_async(play_unit_task, (task,))
-                result: UnitResult = await trio.to_thread.run_sync(
-                    pending.get, abandon_on_cancel=True)
+                result = await worker.play(task)
                 await trio.to_thread.run_sync(deliver, job, result, limiter=writer)
                 if result.failure is not None:
                     raise WorkerError(result.failure.describe())
+                idle.append(worker)
+                free.release()
             except Exception as exc:
                 # The first failure stops the league, as in a local league.
                 if not failures:
                     failures.append(exc)
                 nursery.cancel_scope.cancel()
-            finally:
-                slots.release()
 
-        finished = False
+        free = trio.Semaphore(0)
         try:
+            for _ in range(self.workers):
+                process = await trio.lowlevel.open_process(
+                    [sys.executable, "-m", "referee.league.pool_worker"],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                )
+                worker = _Worker(process)
+                started.append(worker)
+                idle.append(worker)
+                free.release()
             async with trio.open_nursery() as nursery:
                 for unit in units:
-                    await slots.acquire()
-                    nursery.start_soon(run_unit, unit)
-            finished = not failures
+                    await free.acquire()
+                    nursery.start_soon(run_unit, unit, idle.pop())
         finally:
-            # Done: the idle workers exit. Stopped: each stops its unit and its bots.
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(_stop, pool, finished)
+                async with trio.open_nursery() as stopping:
+                    for worker in started:
+                        stopping.start_soon(worker.stop)
         if failures:
             raise failures[0]
-
-
-def _stop(pool: Pool, finished: bool) -> None:
-    if finished:
-        pool.close()
-    else:
-        pool.terminate()
-    pool.join()

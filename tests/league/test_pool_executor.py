@@ -3,6 +3,8 @@ process, stored once by the coordinator; a bot a worker cannot start stops the l
 
 from __future__ import annotations
 
+import io
+import pickle
 import signal
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from processes import live_children
 from referee.config.settings import load_league
 from referee.core.schedule import total_games
 from referee.league.pool_executor import PoolExecutor, WorkerError
+from referee.league.pool_worker import frame, read_frame
 from referee.league.runner import LocalExecutor, run_league
 from referee.league.store import ResultStore
 
@@ -35,13 +38,6 @@ def league(tmp_path: Path, extra: str = "", crasher: bool = False) -> Path:
     path.write_text("[league]\ndeals = 4\nseed = 3\nconcurrency = 2\n" + extra + "".join(
         f'[[bots]]\nname = "{name}"\ncommand = "{command}"\n' for name, command in bots))
     return path
-
-
-def leftovers() -> list[object]:
-    """Child processes left behind, but for multiprocessing's resource tracker, which
-    lives as long as the process that started a pool (here: the test run)."""
-    return [p for p in live_children(zombies=True)
-            if "resource_tracker" not in " ".join(p.cmdline())]
 
 
 def results(db: Path) -> dict[str, tuple[tuple[str, int, int], ...]]:
@@ -63,7 +59,7 @@ async def test_workers_play_the_same_league_as_one_process(tmp_path: Path) -> No
     assert results(tmp_path / "pool.sqlite") == results(tmp_path / "one.sqlite")
     assert sorted(p.name for p in (tmp_path / "l2").iterdir()) == sorted(
         p.name for p in (tmp_path / "l1").iterdir())
-    assert leftovers() == []
+    assert live_children(zombies=True) == []
 
 
 async def test_a_bot_a_worker_cannot_start_stops_the_league(tmp_path: Path) -> None:
@@ -72,7 +68,7 @@ async def test_a_bot_a_worker_cannot_start_stops_the_league(tmp_path: Path) -> N
             pytest.raises(WorkerError, match="cannot start bot 'crasher'"):
         await run_league(config, store, executor=PoolExecutor(2))
     await trio.sleep(0)
-    assert leftovers() == []
+    assert live_children(zombies=True) == []
 
 
 def test_workers_from_the_league_file_and_the_command_line(tmp_path: Path) -> None:
@@ -110,3 +106,10 @@ def test_sigterm_stops_the_workers_and_their_bots(tmp_path: Path) -> None:
     while marked_processes(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marked_processes(marker) == []  # every worker stopped its bots
+
+
+def test_frames_carry_a_pickle_each() -> None:
+    stream = io.BytesIO(frame({"a": 1}) + frame([2, 3]) + frame("x")[:-1])
+    assert pickle.loads(read_frame(stream) or b"") == {"a": 1}
+    assert pickle.loads(read_frame(stream) or b"") == [2, 3]
+    assert read_frame(stream) is None  # a frame cut short is the end
