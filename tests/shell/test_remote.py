@@ -25,6 +25,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from pathlib import Path
 from typing import Any
 
+import attrs
 import msgpack
 import psutil
 import pytest
@@ -42,6 +43,7 @@ from referee.core.faults import BotTimeout
 from referee.core.replay import Replay, verify
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
+from referee.core.time_use import TimeUse
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
 from referee.league.store import ResultStore
@@ -453,8 +455,11 @@ name = "far"
 
 
 def league_results(store: ResultStore) -> dict[str, tuple[object, ...]]:
-    """Each stored game's result, by id: what the bots did, not where it is stored."""
-    return {g.game_id: (g.block, g.seed, g.actions, g.reason, g.seats) for g in store.games()}
+    """Each stored game's result, by id: what the bots did, not where it is stored nor
+    how long the bots took."""
+    return {g.game_id: (g.block, g.seed, g.actions, g.reason,
+                        tuple(attrs.evolve(s, time=TimeUse()) for s in g.seats))
+            for g in store.games()}
 
 
 async def test_league_with_a_remote_bot(tmp_path: Path) -> None:
