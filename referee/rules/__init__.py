@@ -10,6 +10,7 @@
 from . import cards
 from .actions import Action
 from .config import PRESETS, RULES_REVISION, Rules, Scoring
+from .determinize import determinize
 from .errors import GameOverError, IllegalActionError, RulesError
 from .phases import PHASE_NAMES
 from .results import EndReason, Forfeit, GameResult
@@ -31,6 +32,7 @@ __all__ = [
     "RulesError",
     "Scoring",
     "cards",
+    "determinize",
     "event_for",
     "new_game",
     "view",

@@ -82,3 +82,35 @@ def event_for(event: Event, seat: int | None) -> dict[str, Any]:
         case SeatEvent(kind=kind, seat=who):  # skip, end_turn, last_card, break, win
             return {"type": kind, "seat": who}
     raise TypeError(f"not an event: {event!r}")
+
+
+def event_from_wire(data: dict[str, Any]) -> Event:
+    """The event that :func:`event_for` showed as ``data``. A draw's cards are the ones
+    the map lists (none when the seat was not allowed to see them)."""
+    kind = data["type"]
+    match kind:
+        case "play":
+            color = data.get("color")
+            return Played(kind, data["seat"], C.parse(data["card"]), _color(color))
+        case "draw":
+            drawn = tuple(C.parse(card) for card in data.get("cards", ()))
+            return Drew(kind, data["seat"], data["count"], data["reason"], drawn)
+        case "play_combo":
+            return ComboPlayed(kind, data["seat"], C.parse_color(data["color"]))
+        case "run_end":
+            return RunEnded(kind, data["seat"], data["closed"])
+        case "reshuffle":
+            return Reshuffled(kind, data["draw_pile"])
+        case "hands_passed":
+            return HandsPassed(kind, data["direction"])
+        case "stage":
+            return Staged(kind, data["seat"], data["stage"])
+        case "forfeit":
+            return Forfeited(kind, data["seat"], data["reason"])
+        case "skip" | "end_turn" | "last_card" | "break" | "win":
+            return SeatEvent(kind, data["seat"])
+    raise ValueError(f"not an event: {data!r}")
+
+
+def _color(name: str | None) -> int | None:
+    return None if name is None else C.parse_color(name)
