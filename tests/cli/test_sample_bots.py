@@ -75,10 +75,12 @@ def c_bot() -> str:
 PYTHON_BOTS = {
     "random": "random=python sample_bots/random_bot.py 3",
     "greedy": "greedy=python sample_bots/greedy_bot.py",
+    # 20 ms a decision: the search's strength is measured by benchmarks/ismcts.py.
+    "ismcts": "ismcts=python sample_bots/ismcts_bot.py 20 3",
 }
 
 
-@pytest.fixture(params=["random", "greedy", "js", "c"])
+@pytest.fixture(params=["random", "greedy", "ismcts", "js", "c"])
 def sample_bot(request: pytest.FixtureRequest) -> str:
     if request.param in PYTHON_BOTS:
         return PYTHON_BOTS[request.param]
