@@ -5,7 +5,7 @@ seed; seats rotate, each deal is played from both seats) and prints the ISMCTS b
 wins, its share with a 95% Wilson interval, the forfeits of each side and the ISMCTS
 bot's longest answer. The goal: at least 60% of the games, and never a timeout.
 
-    .venv/bin/python benchmarks/ismcts.py [--games 200] [--parallel 2] [--ms 150]
+    .venv/bin/python benchmarks/ismcts.py [--games 200] [--parallel 2] [--ms 300]
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200)
     parser.add_argument("--parallel", type=int, default=2)
-    parser.add_argument("--ms", type=int, default=150, help="the ISMCTS bot's MS")
+    parser.add_argument("--ms", type=int, default=300, help="the ISMCTS bot's MS")
     args = parser.parse_args()
     per = math.ceil(args.games / args.parallel / 2) * 2  # whole deals: both seats
     start = time.perf_counter()

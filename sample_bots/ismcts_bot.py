@@ -10,7 +10,7 @@ margin: the time per decision is ``min(MS, a third of the move's limit)``.
 
     python sample_bots/ismcts_bot.py [MS] [SEED]
 
-MS: the most milliseconds a decision may take (default 150). Needs the referee's package
+MS: the most milliseconds a decision may take (default 300). Needs the referee's package
 (``referee.rules``) beside ``taki_protocol``: run it with the referee's Python.
 """
 
@@ -27,7 +27,7 @@ from taki_protocol import GameStart, run_bot
 from referee.rules import Action, GameState, Rules, cards, determinize
 from referee.rules import actions as A
 
-MS = int(sys.argv[1]) if len(sys.argv) > 1 else 150
+MS = int(sys.argv[1]) if len(sys.argv) > 1 else 300
 rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else None)
 #: Actions a playout makes before the hand sizes judge the position.
 PLAYOUT_DEPTH = 60
