@@ -534,8 +534,8 @@ def test_league_rates_with_its_files_rating_model(
     league.write_text(f'[league]\ntable_size = 3\ndeals = 1\nseed = 4\n'
                       f'rating_model = "plackett-luce"\n'
                       f'[[bots]]\nname = "g"\ncommand = "{GREEDY}"\n'
-                      f'[[bots]]\nname = "r1"\ncommand = "{RANDOM}"\n'
-                      f'[[bots]]\nname = "r2"\ncommand = "{RANDOM}"\n')
+                      f'[[bots]]\nname = "r1"\ncommand = "{RANDOM} 1"\n'
+                      f'[[bots]]\nname = "r2"\ncommand = "{RANDOM} 2"\n')
     db = tmp_path / "r.sqlite"
 
     def elos(*args: str) -> dict[str, float]:

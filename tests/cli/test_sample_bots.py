@@ -135,7 +135,7 @@ def test_sample_bot_plays_heads_up(sample_bot: str, tmp_path: Path) -> None:
 
 
 def test_all_sample_bots_at_one_table(js_bot: str, c_bot: str, tmp_path: Path) -> None:
-    bots = [*PYTHON_BOTS.values(), js_bot, c_bot]
+    bots = [PYTHON_BOTS["random"], PYTHON_BOTS["greedy"], js_bot, c_bot]
     games = play_match(bots, 4, tmp_path)
     check_games(games, {"random", "greedy", "js", "c"}, tmp_path)
     seats = {(p["bot"], p["seat"]) for g in games for p in g["players"]}
@@ -154,7 +154,7 @@ VARIANTS = {
 def test_all_sample_bots_play_every_variant(
     variant: str, js_bot: str, c_bot: str, tmp_path: Path
 ) -> None:
-    bots = [*PYTHON_BOTS.values(), js_bot, c_bot]
+    bots = [PYTHON_BOTS["random"], PYTHON_BOTS["greedy"], js_bot, c_bot]
     games = play_match(bots, 2, tmp_path, VARIANTS[variant])
     check_games(games, {"random", "greedy", "js", "c"}, tmp_path)
     check_variant(variant, games)
