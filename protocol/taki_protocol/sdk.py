@@ -132,6 +132,7 @@ def run_bot(
     token: str | None = None,
     on_game_start: Callable[[GameStart], None] | None = None,
     on_game_over: Callable[[GameOver], None] | None = None,
+    on_request: Callable[[JsonMap], None] | None = None,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
 ) -> None:
@@ -143,13 +144,17 @@ def run_bot(
     referee is printed to stderr and ends the run. A referee that breaks the framing or
     sends a malformed message raises :class:`RemoteProtocolError` (requests are only
     checked for the types of their fields: see the module's documentation).
+
+    ``on_request``, if given, sees every ``decide`` and ``react`` map just before
+    ``choose`` does: a bot that budgets its time reads ``deadline_ms`` (and
+    ``time_left_ms``) there.
     """
     if stdout is None:
         out = sys.stdout.buffer
         with _stdout_to_stderr():
-            _serve(choose, name, token, on_game_start, on_game_over, stdin, out)
+            _serve(choose, name, token, on_game_start, on_game_over, on_request, stdin, out)
     else:
-        _serve(choose, name, token, on_game_start, on_game_over, stdin, stdout)
+        _serve(choose, name, token, on_game_start, on_game_over, on_request, stdin, stdout)
 
 
 def _serve(
@@ -158,6 +163,7 @@ def _serve(
     token: str | None,
     on_game_start: Callable[[GameStart], None] | None,
     on_game_over: Callable[[GameOver], None] | None,
+    on_request: Callable[[JsonMap], None] | None,
     stdin: BinaryIO | None,
     out: BinaryIO,
 ) -> None:
@@ -174,6 +180,8 @@ def _serve(
                 kind = obj.get("type")
                 if kind == "decide" or kind == "react":
                     request_id, view, legal = _request(obj)
+                    if on_request is not None:
+                        on_request(obj)
                     index, last_card = resolve_choice(choose(view, legal), legal)
                     write(stream.pack(_answer(request_id, index, last_card)))
                     continue

@@ -195,10 +195,11 @@ def test_run_bot_with_explicit_streams() -> None:
         token="secret",
         on_game_start=lambda m: seen.append(m.game_id),
         on_game_over=lambda m: seen.append(f"over {m.game_id}"),
+        on_request=lambda r: seen.append(f"{r['type']} {r['id']} {r['deadline_ms']} ms"),
         stdin=stdin,
         stdout=stdout,
     )
-    assert seen == ["g1", "over g1"]
+    assert seen == ["g1", "decide 1 1000 ms", "over g1"]
     assert replies(script, stdout.getvalue()) == [
         BotHello(name="in-process", token="secret"),
         Answer(id=1, choice=1),
