@@ -34,9 +34,8 @@ from typing import Any
 
 from taki_protocol import GameStart, run_bot
 
-from referee.rules import Action, GameState, Rules, cards, determinize
+from referee.rules import PHASE_NAMES, Action, GameState, Rules, cards, determinize
 from referee.rules import actions as A
-from referee.rules.phases import RUN
 
 MS = 300
 rng = random.Random()
@@ -206,6 +205,7 @@ def _playable(lead: int, color: int) -> frozenset[int]:
 
 # ------------------------------------------------------------------ the playout policy
 
+_RUN = PHASE_NAMES.index("run")
 _FIGURE = cards.FIGURE_OF
 _COLOR = cards.COLOR_OF
 #: Inside a run: numbers first, the action card that should act last.
@@ -246,7 +246,7 @@ def _score(world: GameState, seat: int, action: Action, counts: list[int]) -> fl
     figure, color = _FIGURE[code], _COLOR[code]
     if world.pending:
         return _CHAIN_SCORES.get(figure, 0)
-    if world.phase == RUN:
+    if world.phase == _RUN:
         if color < 0:
             return -10 if code == cards.SUPER_TAKI else -20
         return _RUN_ORDER.get(figure, 30)
