@@ -27,6 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from referee.core.faults import short_detail
 from referee.core.time_use import TimeUse
 from referee.match.game import GameOutcome
 
@@ -191,13 +192,6 @@ def add_columns(table: Table, names: Sequence[str], left: Sequence[str] = ("bot"
 # -------------------------------------------------------------------- faults
 
 
-def _short(detail: str, width: int = 100) -> str:
-    """The first line of a forfeit's detail, cut to ``width`` characters."""
-    lines = detail.strip().splitlines()
-    first = lines[0] if lines else ""
-    return first if len(first) <= width else first[: width - 3] + "..."
-
-
 def describe_counts(counts: Mapping[str, int]) -> str:
     """``{"crash": 2, "timeout": 1}`` in words: ``crash 2, timeout 1``."""
     return ", ".join(f"{reason} {count}" for reason, count in sorted(counts.items()))
@@ -246,7 +240,7 @@ class FaultTally:
             text = (f"{bot} forfeited {games} game{'s' if games != 1 else ''}:"
                     f" {describe_counts(counts[bot])}")
             if faults.last_detail:
-                text += f" (last: {_short(faults.last_detail)})"
+                text += f" (last: {short_detail(faults.last_detail)})"
             if faults.log is not None:
                 text += f"; its log: {faults.log}"
             elif log_dir is not None:

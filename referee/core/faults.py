@@ -117,3 +117,16 @@ class BotStartError(UserError):
 
     def __reduce__(self) -> tuple[type[BotStartError], tuple[str, str]]:
         return (type(self), (self.command, self.problem))
+
+
+#: How much of a forfeit's detail a one-line summary shows.
+SHORT_DETAIL = 80
+
+
+def short_detail(detail: str) -> str:
+    """The first line of a forfeit's detail, cut to :data:`SHORT_DETAIL` characters (a
+    crash's detail holds the bot's last stderr lines), for one-line summaries."""
+    lines = detail.strip().splitlines()
+    first = lines[0] if lines else ""
+    cut = len(lines) > 1 or len(first) > SHORT_DETAIL
+    return first[:SHORT_DETAIL].rstrip() + ("\u2026" if cut else "")

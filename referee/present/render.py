@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.core.errors import UsageError
+from referee.core.faults import short_detail
 from referee.core.files import write_atomically
 from referee.core.replay import Replay, ReplayError, apply_entry
 from referee.rules import PHASE_NAMES, GameState, cards, event_for
@@ -59,19 +60,6 @@ def _snapshot(state: GameState, since: int) -> dict[str, Any]:
         "action_count": state.action_count,
         "events": [event_for(e, None) for e in state.events[since:]],
     }
-
-
-#: The longest forfeit detail a step's heading shows; the page has the whole text.
-SHORT_DETAIL = 80
-
-
-def short_detail(detail: str) -> str:
-    """The first line of a forfeit's detail, cut to :data:`SHORT_DETAIL` characters (a
-    crash's detail holds the bot's last stderr lines)."""
-    lines = detail.strip().splitlines()
-    first = lines[0] if lines else ""
-    cut = len(lines) > 1 or len(first) > SHORT_DETAIL
-    return first[:SHORT_DETAIL].rstrip() + ("\u2026" if cut else "")
 
 
 def describe_entry(entry: dict[str, Any], bots: list[str], last_card_mattered: bool = True
