@@ -39,7 +39,7 @@ from referee.league.runner import (
 from referee.league.store import ResultStore, StoreError
 from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import BotRating, RatingReport, rate
-from referee.ratings.models import RatingModel
+from referee.ratings.models import RatingModel, model_named
 
 #: How the leaderboard names the rating models.
 MODEL_TITLES = {"bradley-terry": "Bradley-Terry (pairwise)", "plackett-luce": "Plackett-Luce"}
@@ -245,7 +245,7 @@ def ratings_command(args: argparse.Namespace) -> int:
         raise UsageError(f"no results database at {args.db}")
     try:
         with ResultStore(args.db, readonly=True) as store:
-            report = _rate(store, args)
+            report = _rate(store, args, model_named(store.meta("rating_model")))
             standings = Standings.read(store, report, args.include_retired)
     except (StoreError, ValueError, KeyError) as exc:
         raise UsageError(str(exc)) from None

@@ -38,6 +38,7 @@ from referee.present.report_tables import (
 )
 from referee.ratings.elo import GameResult as RatedGame
 from referee.ratings.leaderboard import RatingReport, rate
+from referee.ratings.models import model_named
 
 __all__ = [
     "ReportData",
@@ -106,7 +107,8 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         rules, time, dates = store.meta("rules"), store.meta("time"), store.game_dates()
         # The same input and fit as ``taki-referee ratings``, so the figures agree.
         leaderboard = rated_games(store)
-    report = rate(leaderboard, resamples=200, seed=0) if leaderboard else None
+        model = model_named(store.meta("rating_model"))
+    report = rate(leaderboard, resamples=200, seed=0, model=model) if leaderboard else None
     # A league of series is rated by series: its chart grows series by series.
     prefixes = [RatedGame(places=one.places(), block=one.block) for one in series] if series \
         else _rated(games)

@@ -13,3 +13,12 @@ RATING_MODELS: tuple[RatingModel, ...] = get_args(RatingModel)
 #: model": Plackett-Luce gains a little when the rankings follow it and loses more when
 #: they do not).
 MULTIPLAYER_MODEL: RatingModel = "bradley-terry"
+
+
+def model_named(name: str | None) -> RatingModel | None:
+    """The model ``name`` names (as a league's results database keeps it), else None:
+    the default of the table sizes."""
+    for model in RATING_MODELS:
+        if name == model:
+            return model
+    return None

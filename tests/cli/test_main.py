@@ -552,6 +552,14 @@ def test_league_rates_with_its_files_rating_model(
     # The command line's --model wins over the file's.
     assert elos("--model", "bradley-terry") == {
         b: round(e, 1) for b, e in fit_elo(games).items()}
+    # `ratings` and `report` read only the database, which keeps the league's model.
+    assert main(["ratings", str(db), "--json"]) == 0
+    stored = {r["bot"]: r["elo"] for r in strict_json(capsys.readouterr().out)["ratings"]}
+    assert stored == first
+    from referee.present.report import load_report
+    report = load_report(db).ratings
+    assert report is not None
+    assert {b.name: round(b.elo, 1) for b in report.bots} == first
 
 
 def test_ratings_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
