@@ -237,10 +237,10 @@ async def run_league(
     config = with_seed(config, store)
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
-    # What the report shows of the league: the rules and the time control of this run,
+    # What `report` and `ratings` (which read only the database) need to know of this
+    # run: its rules, its time control and its rating model ("": the default).
     store.note("rules", json.dumps(config.rules.to_wire()))
     store.note("time", json.dumps(attrs.asdict(config.time)))
-    # And its rating model, for `ratings` and `report`, which read only the database.
     store.note("rating_model", config.rating_model or "")
     # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
     # 100,000 games; a query per scheduled game instead would cost far more time.

@@ -144,9 +144,10 @@ class RemoteSeats:
         if not 1 <= max_pending_per_address <= max_pending:
             raise ValueError("the caps on connections authenticating must be at least 1,"
                              " the one per address at most the one for all")
-        #: Each remote seat's secret token, by name.
+        #: Each remote seat's secret token, by name: hexadecimal, so that it never begins
+        #: with "-", which a command line (``connect --token TOKEN``) takes for an option.
         self.tokens: dict[str, str] = {
-            name: secrets.token_urlsafe(TOKEN_BYTES) for name in names
+            name: secrets.token_hex(TOKEN_BYTES) for name in names
         }
         self.join_timeout_s = join_timeout_s
         #: Where the seats listen, once open: (host, port) pairs.

@@ -212,8 +212,9 @@ def test_a_remote_baseline_that_joins_late_is_waited_for(tmp_path: Path) -> None
         out, rest = referee.communicate(timeout=120)
     finally:
         referee.kill()
-    assert referee.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), err + rest
-    assert bot.returncode == 0, bot.stderr
+    said = f"{err}{rest}\nthe remote bot (exit {bot.returncode}):\n{bot.stderr}"
+    assert referee.returncode in (EXIT_H1, EXIT_H0, EXIT_CAP), said
+    assert bot.returncode == 0, said
     result = strict_json(out)
     assert result["games"] >= 2 and result["forfeits"] == {}
 

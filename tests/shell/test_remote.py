@@ -1054,6 +1054,14 @@ def test_rate_limiter() -> None:
     assert len(limiter) <= 8
 
 
+def test_tokens_are_long_hex_and_never_read_as_an_option() -> None:
+    # A token that began with "-" was taken for an option by `connect --token TOKEN`.
+    seats = RemoteSeats([f"bot{i}" for i in range(200)], join_timeout_s=1)
+    for token in seats.tokens.values():
+        assert len(token) == 64 and all(c in "0123456789abcdef" for c in token)
+    assert len(set(seats.tokens.values())) == 200
+
+
 def test_tokens_file_is_private_and_replaced_whole(tmp_path: Path) -> None:
     path = tmp_path / "tokens"
     path.write_text("old\n")
