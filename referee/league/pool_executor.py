@@ -138,9 +138,11 @@ class PoolExecutor:
         free = trio.Semaphore(0)
         try:
             for _ in range(self.workers):
+                # A session of its own: Ctrl-C reaches the coordinator alone, which then
+                # stops each worker with SIGTERM.
                 process = await trio.lowlevel.open_process(
                     [sys.executable, "-m", "referee.league.pool_worker"],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
                 )
                 worker = _Worker(process)
                 started.append(worker)

@@ -8,9 +8,9 @@ no bot ever writes to these pipes). A task is a
 :func:`~referee.league.dask_worker.play_unit_task`; the end of its input ends the
 worker. Anything else the worker prints goes to its standard error.
 
-Ctrl-C is the coordinator's to handle: a worker ignores SIGINT, and SIGTERM (the
-coordinator stopping it) stops its unit as Ctrl-C would, bots included. On Linux a
-worker also gets SIGTERM when its coordinator dies.
+Ctrl-C is the coordinator's to handle: a worker runs in a session of its own, out of
+the terminal's reach, and SIGTERM (the coordinator stopping it) stops its unit as Ctrl-C
+would, bots included. On Linux a worker also gets SIGTERM when its coordinator dies.
 """
 
 from __future__ import annotations
@@ -55,9 +55,25 @@ def _die_with_the_coordinator() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM, turned into SIGINT: Trio raises that one where it is safe (or at once
+    outside Trio), so the unit's tasks stop their bots on the way out. A KeyboardInterrupt
+    raised by this handler itself could land inside Trio's own machinery and leave the
+    event loop abandoned with its tasks' cleanup never run."""
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is the interrupt, alone or as Trio reports it out of a nursery."""
+    if isinstance(exc, BaseExceptionGroup):
+        rest = exc.split(KeyboardInterrupt)[1]
+        return rest is None
+    return isinstance(exc, KeyboardInterrupt)
+
+
 def main() -> int:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     _die_with_the_coordinator()
     # The results go down a pipe of their own; print() and the like go to stderr.
     results = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -70,8 +86,10 @@ def main() -> int:
                 raise TypeError(f"not a unit of work: {type(task).__name__}")
             results.write(frame(play_unit_task(task)))
             results.flush()
-    except KeyboardInterrupt:
-        return 130
+    except BaseException as exc:
+        if _interrupted(exc):
+            return 130
+        raise
     return 0
 
 
