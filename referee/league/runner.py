@@ -79,7 +79,7 @@ def league_size(config: LeagueConfig) -> int:
 
 #: The most deals of a unit of work sized by :func:`deals_per_unit` (not by
 #: ``[league] deals_per_process``).
-MAX_DEALS_PER_UNIT = 32
+MAX_DEALS_PER_UNIT = 100
 #: How many units of work the computed unit size aims at, whatever the concurrency of a
 #: run. Every table and seat rotation is a unit of its own already, so a league has more
 #: units than this unless it is small; a small league then starts its bots once per
@@ -102,12 +102,13 @@ def deals_per_unit(config: LeagueConfig) -> int:
     uninterrupted one does. A bot's resource limits hold for its process, hence for all
     the games of its unit.
 
-    The computed size is at most :data:`MAX_DEALS_PER_UNIT` (32) deals, whatever the
+    The computed size is at most :data:`MAX_DEALS_PER_UNIT` (100) deals, whatever the
     size of the league. A unit is a list of its games, built before its first game and
     (on a cluster) returned with every replay and log at its end, and a kill loses the
-    units in flight. 32 deals start a table's bots once per rotation for 32 games,
-    which already makes the start-up cost small next to the games, while a unit stays
-    quick to build, small in memory and little to play again."""
+    units in flight. A Python bot's start costs about as much CPU as ten games between
+    fast bots: at 100 deals a table's bots start once per rotation for 100 games, a few
+    per cent of a fast league's work (at 32 it was a fifth of it; ``benchmarks/league.py``),
+    while a unit stays quick to build, small in memory and little to play again."""
     if config.deals_per_process is not None:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)

@@ -1,6 +1,9 @@
 """Answers request N (default 2), then at once also answers the request that will come
 next (ids are consecutive, so its id is easy to guess) before that request was written:
-an answer that could not have seen the position it answers.
+an answer that could not have seen the position it answers. Both answers go out in one
+write, so they reach the referee together: written one after the other, the second
+could be held up until the next request had been written (a busy machine preempts the
+bot between them), and would then pass for an answer to it.
 
 Usage: answer_ahead.py [N]
 """
@@ -13,9 +16,9 @@ N = arg(1, 2)
 
 def hook(bot: Bot, request: Request) -> bool:
     if bot.requests == N:
-        bot.answer(request)
+        answer = bot.codec.send(Answer(id=request.id, choice=0, last_card=True))
         # The bot's own codec would refuse to send it.
-        write_raw(pack_message(Answer(id=request.id + 1, choice=0)))
+        write_raw(answer + pack_message(Answer(id=request.id + 1, choice=0)))
         return True
     return False
 
