@@ -67,6 +67,10 @@ class FrameScanner:
         self._max_container_len = max_container_len
         self.reset()
 
+    @property
+    def max_size(self) -> int:
+        return self._max_size
+
     def reset(self) -> None:
         """Start measuring a new value at offset 0 of the buffer."""
         self._pos = 0  # offset of the next header to read (may exceed the data so far)
@@ -199,6 +203,23 @@ class FrameBuffer:
     def __len__(self) -> int:
         """Bytes received and not yet taken as a frame."""
         return len(self._buffer)
+
+    def unmeasured(self, most: int) -> bytearray | None:
+        """The bytes received, when the scanner has not started on them and they are no
+        more than ``most`` bytes, nor than one message may be: what a caller may decode
+        at once when that succeeds (see ``Codec``), handing the first message's length
+        to :meth:`drop`. The buffer itself, not a copy: it must not be kept across
+        :meth:`feed`."""
+        buffer = self._buffer
+        if self._scanner.at_start and len(buffer) <= min(most, self._scanner.max_size):
+            return buffer
+        return None
+
+    def drop(self, size: int) -> None:
+        """Take the first ``size`` bytes, a complete message decoded from
+        :meth:`unmeasured`."""
+        del self._buffer[:size]
+        self._scanner.reset()
 
     def peek(self, size: int) -> bytes:
         """The first ``size`` bytes not yet taken as a frame."""

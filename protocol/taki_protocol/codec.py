@@ -22,6 +22,7 @@ this side tried to send.
 """
 
 import enum
+import re
 from collections.abc import Callable
 from typing import Final, Literal, TypeAlias
 
@@ -121,6 +122,52 @@ def _unpack_frame(frame: bytes) -> object:
             raise RemoteProtocolError("message has a map key that is not a string") from None
         detail = str(exc) or type(exc).__name__
         raise RemoteProtocolError(f"message is not valid msgpack: {detail}") from None
+
+
+#: The longest read decoded at once: an answer takes about 30 bytes, and the containers
+#: msgpack makes room for in 256 bytes (nested as deep as they go) take under 64 KiB.
+_AT_ONCE_BYTES = 256
+
+# Bytes that start a format the framing refuses (0xc1, bin, ext) or a container with a
+# 16- or 32-bit length (0xdc-0xdf), wherever they are.
+_NOT_AT_ONCE = re.compile(b"[\\xc1\\xc4-\\xc9\\xd4-\\xd8\\xdc-\\xdf]")
+
+
+def _unpack_at_once(buffer: bytearray) -> tuple[dict[object, object], int] | None:
+    """The first message of ``buffer`` and its length, when msgpack decodes one at once
+    under the protocol's limits and it is a map; None otherwise (the message is not
+    complete or breaks a rule, or the buffer holds a byte that may start a refused
+    format or a long container), and the frame scanner then measures it and reports
+    any error as usual.
+
+    A shortcut for the usual case, a whole small message in one read: the scanner's
+    walk in Python costs the referee more than the decoding itself (benchmarks/ipc.py).
+    It takes only what the scanner takes: a map within the size limit (``buffer`` is
+    no longer than one message may be) and none of the refused formats (no byte of the
+    buffer can start one, not even inside a string). Only containers of at most 15
+    elements, in at most :data:`_AT_ONCE_BYTES`: msgpack makes room for a container's
+    elements when it reads its header, so a header that declares thousands would cost
+    memory before the bytes that fill it came (the scanner refuses those first), and
+    even small ones nested as deep as msgpack goes would cost about 180 KiB in 4 KiB."""
+    if _NOT_AT_ONCE.search(buffer):
+        return None
+    try:
+        obj = msgpack.unpackb(
+            buffer,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=len(buffer),
+            max_bin_len=0,
+            max_ext_len=0,
+            max_array_len=MAX_CONTAINER_LEN,
+            max_map_len=MAX_CONTAINER_LEN,
+        )
+        size = len(buffer)
+    except msgpack.ExtraData as extra:
+        obj, size = extra.unpacked, len(buffer) - len(extra.extra)
+    except Exception:  # incomplete, or an error the slow way names
+        return None
+    return (obj, size) if type(obj) is dict else None
 
 
 def unpack_message(data: bytes, *, max_size: int = MAX_MESSAGE_SIZE) -> Message:
@@ -236,8 +283,14 @@ class Codec:
         if not self._eof and not self._frames:
             return NEED_DATA
         while True:
-            frame = self._frames.next_frame()
-            if frame is None:
+            whole = self._frames.unmeasured(_AT_ONCE_BYTES)
+            quick = None if whole is None else _unpack_at_once(whole)
+            if quick is not None:
+                obj: object = quick[0]
+                self._frames.drop(quick[1])
+            elif (frame := self._frames.next_frame()) is not None:
+                obj = _unpack_frame(frame)
+            else:
                 if not self._eof:
                     return NEED_DATA
                 if self._frames:
@@ -246,12 +299,11 @@ class Codec:
                         " bytes received)"
                     )
                 return EOF
-            obj = _unpack_frame(frame)
             kind = obj.get("type") if isinstance(obj, dict) else None
             cls = MESSAGE_CLASSES.get(kind) if isinstance(kind, str) else None
             if cls is not None and cls not in self._incoming:
                 raise RemoteProtocolError(f"the {self._peer} may not send {kind!r} messages")
-            message = decode_message(obj)
+            message = decode_message(obj) if cls is None else cls.from_wire(obj)
             if isinstance(message, Answer) and message.id in self._abandoned:
                 self._abandoned.discard(message.id)  # a late answer: drop it
                 continue

@@ -210,6 +210,10 @@ class BotProcess:
         self._tail = bytearray()
         self._stderr_done = trio.Event()
         self._read_scope: trio.CancelScope | None = None
+        # readable_now's poller, registered once (select() builds its sets every call,
+        # before every request: benchmarks/ipc.py).
+        self._stdout_poll = select.poll()
+        self._stdout_poll.register(stdout.fileno(), select.POLLIN)
         self._write_scope: trio.CancelScope | None = None
         # Service tasks run in scopes shielded from outside cancellation; only
         # cleanup stops them, so they never contribute exceptions of their own.
@@ -357,8 +361,7 @@ class BotProcess:
 
     def readable_now(self) -> bool:
         """Whether the bot's stdout has bytes (or its end) waiting, without waiting."""
-        fd = self._stdout.fileno()
-        return fd >= 0 and bool(select.select([fd], [], [], 0)[0])
+        return self._stdout.fileno() >= 0 and bool(self._stdout_poll.poll(0))
 
     async def close_input(self) -> None:
         """Close the bot's stdin so that it reads end of file."""

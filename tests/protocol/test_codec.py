@@ -4,9 +4,11 @@ import contextlib
 import itertools
 import pickle
 import tracemalloc
+from unittest import mock
 
 import msgpack
 import pytest
+import taki_protocol.codec as codec_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from taki_protocol import (
@@ -201,6 +203,11 @@ HUGE_STRING = b"\x81\xa4type\xdb\x7f\xff\xff\xff"
         (b"\x81\xa4type" + b"\xdc\xff\xff" * 20, "exceeds the maximum size"),
         (b"\x81\xa4type" + b"\xde\xff\xff" * 20, "exceeds the maximum size"),
         (b"\xdd\x00\x01\x00\x00", "must be a msgpack map, got an array"),
+        # Small containers nested deep, in a read short enough to be decoded at once and
+        # in a long one, which only the frame scanner reads.
+        (b"\x81\xa4type" + b"\x9f" * 250 + b"\xc1", "the reserved format byte"),
+        (b"\x81\xa4type" + b"\x8f" * 250 + b"\xc1", "exceeds the maximum size"),
+        (b"\x81\xa4type" + b"\x9f" * 4000, "exceeds the maximum size"),
     ],
 )
 def test_oversized_headers_fail_fast(data: bytes, match: str) -> None:
@@ -638,3 +645,65 @@ def test_trusted_data_ends_with_its_block() -> None:
         Decide(id=-1, view=VIEW, legal=LEGAL, deadline_ms=0)  # still checked: refused
     with pytest.raises(LocalProtocolError, match="plain data"):
         Decide(id=1, view={"x": 0.5}, legal=LEGAL, deadline_ms=0)
+
+
+# ------------------------------------------------- decoding a whole read at once
+
+
+def _outcomes(chunks: list[bytes], at_once: bool) -> list[object]:
+    """What a referee's codec makes of ``chunks``, then of the end of the stream: each
+    message or sentinel, and the error that stops it. Without ``at_once``, the frame
+    scanner measures every message (no read is decoded at once)."""
+    with contextlib.ExitStack() as stack:
+        if not at_once:
+            stack.enter_context(mock.patch.object(codec_module, "_unpack_at_once",
+                                                  lambda buffer: None))
+        codec = Codec("referee")
+        out: list[object] = []
+        try:
+            for chunk in [*chunks, b""]:
+                codec.receive_data(chunk)
+                out += drain(codec)
+        except RemoteProtocolError as exc:
+            out.append((type(exc), str(exc)))
+        return out
+
+
+_ITEMS = st.one_of(
+    st.binary(max_size=12),
+    st.sampled_from([b"\xc4\x00", b"\xc7\x00\x01", b"\xd4\x01\x00", b"\xc1", b"\x90",
+                     b"\x81\xa1a\xc0", b"\x81\x01\x02", b"\xdc\xff\xff"]),
+    st.builds(raw, st.dictionaries(st.text(max_size=3), st.integers(-(2**63), 2**64 - 1)
+                                   | st.text(max_size=5)
+                                   | st.none() | st.booleans(), max_size=4)),
+    st.just(raw({"type": "bot_hello", "protocol": 1, "name": "b\u00c4"})),
+    st.just(raw({"type": "action", "id": 1, "choice": 0})),
+)
+
+
+@settings(max_examples=400)
+@given(items=st.lists(_ITEMS, max_size=6), cuts=st.lists(st.integers(0, 120), max_size=4))
+def test_a_read_decoded_at_once_reads_as_the_frame_scanner_reads_it(
+    items: list[bytes], cuts: list[int]
+) -> None:
+    stream = b"".join(items)
+    bounds = sorted({min(c, len(stream)) for c in cuts} | {0, len(stream)})
+    chunks = [stream[a:b] for a, b in itertools.pairwise(bounds)]
+    assert _outcomes(chunks, True) == _outcomes(chunks, False)
+
+
+def test_a_whole_answer_in_one_read_is_decoded_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[int] = []
+    unpack = codec_module._unpack_at_once
+
+    def spy(buffer: bytearray) -> object:
+        result = unpack(buffer)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(codec_module, "_unpack_at_once", spy)
+    referee = referee_in_game()
+    referee.send(decide(1))
+    referee.receive_data(pack_message(Answer(id=1, choice=0)))
+    assert referee.next_message() == Answer(id=1, choice=0)
+    assert taken[-1] is True
