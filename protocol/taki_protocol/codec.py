@@ -243,6 +243,13 @@ class Codec:
         return self._final is not None
 
     @property
+    def buffered(self) -> bool:
+        """True when bytes received wait to be decoded, or the end of the stream was
+        received: :meth:`next_message` has something to say other than
+        :data:`NEED_DATA`."""
+        return self._eof or bool(self._frames)
+
+    @property
     def failed(self) -> bool:
         """True once the peer broke the protocol; the codec then refuses input."""
         return self._failure is not None

@@ -278,6 +278,24 @@ class _Request(_Message):
     time_left_ms: int | None = attrs.field(default=None, validator=check.optional_integer(0))
     deadline_ms: int = attrs.field(validator=check.integer(0))
 
+    @classmethod
+    def trusted(
+        cls, *, id: int, view: JsonMap, legal: list[JsonMap], time_left_ms: int | None,
+        deadline_ms: int,
+    ) -> Self:
+        """The request, built without its checks from values that its sender vouches
+        for: the referee's own, from its rules engine and its clock (tests/match checks
+        that they pass the checks). They would cost the referee about 2 us of the 70
+        it spends on a decision (benchmarks/ipc.py)."""
+        request = object.__new__(cls)
+        setattr_ = object.__setattr__  # the class is frozen
+        setattr_(request, "id", id)
+        setattr_(request, "view", view)
+        setattr_(request, "legal", legal)
+        setattr_(request, "time_left_ms", time_left_ms)
+        setattr_(request, "deadline_ms", deadline_ms)
+        return request
+
     def to_wire(self) -> JsonMap:
         # The same map as _Message.to_wire (no field holds records), spelled out: the
         # referee encodes one request per decision (benchmarks/ipc.py).

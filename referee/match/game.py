@@ -26,7 +26,6 @@ from taki_protocol import (
     React,
     Standing,
     TimeLimits,
-    trusted_data,
 )
 from taki_protocol import Forfeit as WireForfeit
 
@@ -286,15 +285,16 @@ class GameReferee:
         deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
         try:
             # The view and the legal actions come from the rules engine, whose views
-            # are plain data by construction (tests/rules check it): no walk over them.
-            with trusted_data():
-                msg = request(
-                    id=conn.next_id(),
-                    view=self._view(seat),
-                    legal=wire_legal,
-                    time_left_ms=clock.time_left_ms(),
-                    deadline_ms=allowed,
-                )
+            # are plain data by construction (tests/rules check it), the times from the
+            # clock: the request is built without its checks (tests/match checks that
+            # the referee's requests pass them).
+            msg = request.trusted(
+                id=conn.next_id(),
+                view=self._view(seat),
+                legal=wire_legal,
+                time_left_ms=clock.time_left_ms(),
+                deadline_ms=allowed,
+            )
             answer, elapsed = await conn.request(msg, deadline)
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)

@@ -249,7 +249,8 @@ class BotConnection:
         would leave out any time the referee is preempted right after it, typically
         by the bot it just woke up on a busy machine.)"""
         deadline_s = deadline_ms / 1000
-        await self._refuse_unsolicited(message.TYPE)
+        if self.codec.buffered or self.process.readable_now():
+            await self._refuse_unsolicited(message.TYPE)
         start = await self.send(message, timeout_s=deadline_s)
         try:
             reply = await self.receive(deadline=start + deadline_s)
@@ -265,7 +266,8 @@ class BotConnection:
         answers was written: an answer sent ahead (request ids are easy to guess), or
         anything sent after ``game_over``. Its bytes are already in the pipe or socket
         when the request is about to go out; a late answer to a request the referee gave
-        up on is still dropped by the codec. Costs one ``select`` when nothing waits."""
+        up on is still dropped by the codec. :meth:`request` calls it only when bytes
+        wait (one ``poll`` tells), so that nothing else is spent when none do."""
         data: bytes | None = None
         if self.process.readable_now():
             # Readable, yet no bytes for us within 10 ms (a TLS record, say): nothing sent.

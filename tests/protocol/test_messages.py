@@ -373,3 +373,12 @@ def test_round_trip_through_bytes(message: Message) -> None:
     decoded = unpack_message(data)
     assert decoded == message
     assert pack_message(decoded) == data
+
+
+@given(messages.filter(lambda m: isinstance(m, Decide | React)))
+def test_a_trusted_request_is_the_checked_one(message: Decide | React) -> None:
+    fields = {name: getattr(message, name) for name in message.FIELDS}
+    trusted = type(message).trusted(**fields)
+    assert trusted == message
+    assert type(trusted) is type(message)
+    assert pack_message(trusted) == pack_message(message)
