@@ -157,14 +157,17 @@ class RefereeRun:
     rate: float  # decisions per second
     decisions: int
     seconds: float
-    referee_cpu_us: float  # CPU time of this process per decision
-    bots_cpu_us: float  # CPU time of the two bots per decision
+    referee_cpu_us: float  # CPU time of this process per decision, over the same games
+    bots_cpu_us: float  # CPU time of the two bots per decision, whole run
 
 
 async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
-    """Decisions per second of ``play_unit`` between two random bots (after the first
-    game), and the CPU time per decision of the referee and of the bots (whole run).
-    With ``minimal``, between two copies of ``MINIMAL_BOT`` instead."""
+    """Decisions per second of ``play_unit`` between two random bots and the referee's
+    CPU time per decision, both from the end of the first game to the end of the last
+    (so that starting and stopping the bots is left out, as (a) leaves out starting its
+    child), and the CPU time per decision of the bots (whole run: a child's CPU time
+    is known once it was reaped). With ``minimal``, between two copies of
+    ``MINIMAL_BOT`` instead."""
     bots = [
         BotSpec(
             f"bot{i}",
@@ -175,21 +178,21 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
         for i in (1, 2)
     ]
     settings = MatchSettings(time=TimeControl(move_ms=5000, reaction_ms=5000))
-    marks: list[tuple[float, int]] = []
+    marks: list[tuple[float, float, int]] = []  # (time, referee CPU, actions) a game
 
     def finished(outcome: GameOutcome) -> None:
-        marks.append((time.perf_counter(), outcome.actions))
+        marks.append((time.perf_counter(), cpu_seconds(resource.RUSAGE_SELF), outcome.actions))
 
-    referee_cpu = cpu_seconds(resource.RUSAGE_SELF)
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
     await play_unit(match_games([b.name for b in bots], games + 1, 0), bots, settings, finished)
-    referee_cpu = cpu_seconds(resource.RUSAGE_SELF) - referee_cpu
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN) - bots_cpu  # the bots were reaped
-    decisions = sum(actions for _, actions in marks[1:])
+    decisions = sum(actions for _, _, actions in marks[1:])
     seconds = marks[-1][0] - marks[0][0]
-    every = decisions + marks[0][1]
+    referee_cpu = marks[-1][1] - marks[0][1]
+    every = decisions + marks[0][2]
     return RefereeRun(
-        decisions / seconds, decisions, seconds, referee_cpu / every * 1e6, bots_cpu / every * 1e6
+        decisions / seconds, decisions, seconds, referee_cpu / decisions * 1e6,
+        bots_cpu / every * 1e6,
     )
 
 
@@ -240,7 +243,7 @@ async def run(args: argparse.Namespace) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="length of (a) (default 3)")
-    parser.add_argument("--games", type=int, default=100, help="games of (b) (default 100)")
+    parser.add_argument("--games", type=int, default=300, help="games of (b) (default 300)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="(a) then (b), this many times; the ratio is the median")
     parser.add_argument("--profile", action="store_true", help="profile the referee in (b)")

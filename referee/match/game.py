@@ -231,7 +231,12 @@ class GameReferee:
             if state.phase == REACT:
                 await self._react_window()
             else:
-                await self._turn(state.turn)
+                seat = state.turn
+                outcome = await self._ask(seat, react=False)
+                if isinstance(outcome, Choice) and seat in state.to_act():
+                    self._apply(seat, outcome)  # the usual case, without another await
+                else:
+                    await self._settle(seat, outcome)
         result = state.result()
         self.replay.finish(result)
         await self._game_over(result)
@@ -324,11 +329,11 @@ class GameReferee:
                 await self._forfeit(seat, outcome)
                 return
             outcome = Choice(_default_action(state.legal_actions(seat)), False, None)
-        state.apply(outcome.action, seat, last_card=outcome.last_card)
-        self.replay.record_action(seat, outcome.action, outcome.last_card, outcome.elapsed_ms)
+        self._apply(seat, outcome)
 
-    async def _turn(self, seat: int) -> None:
-        await self._settle(seat, await self._ask(seat, react=False))
+    def _apply(self, seat: int, choice: Choice) -> None:
+        self.state.apply(choice.action, seat, last_card=choice.last_card)
+        self.replay.record_action(seat, choice.action, choice.last_card, choice.elapsed_ms)
 
     async def _react_window(self) -> None:
         """R17: every other seat is asked at once, each with its own deadline."""
