@@ -9,6 +9,7 @@ rules core can re-play (``referee.core.replay.verify``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -35,7 +36,7 @@ from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
 from referee.core.series import SeriesGame
 from referee.core.time_use import TimeRecorder, TimeUse
-from referee.rules import Action, GameResult, GameState, Rules, new_game, view
+from referee.rules import Action, GameResult, GameState, Rules, event_for, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
@@ -254,22 +255,30 @@ class GameReferee:
             await self._forfeit(seat, fault)
 
     def _game_start(self, seat: int) -> GameStart:
-        rules = self.settings.rules.to_wire()
-        preset = rules.pop("name")
-        rules.pop("deck", None)
-        time = self.settings.time
         return GameStart(
             game_id=self.game.game_id,
             seat=seat,
             players=len(self.game.seats),
             names=list(self.game.seats),
-            rules=GameRules(preset=preset, flags=rules),
-            time=TimeLimits(
-                move_ms=time.move_ms,
-                bank_ms=time.bank_ms,
-                increment_ms=time.increment_ms,
-                reaction_ms=time.reaction_ms,
-            ),
+            rules=self._wire_rules,
+            time=self._wire_time,
+        )
+
+    @functools.cached_property
+    def _wire_rules(self) -> GameRules:
+        rules = self.settings.rules.to_wire()
+        preset = rules.pop("name")
+        rules.pop("deck", None)
+        return GameRules(preset=preset, flags=rules)
+
+    @functools.cached_property
+    def _wire_time(self) -> TimeLimits:
+        time = self.settings.time
+        return TimeLimits(
+            move_ms=time.move_ms,
+            bank_ms=time.bank_ms,
+            increment_ms=time.increment_ms,
+            reaction_ms=time.reaction_ms,
         )
 
     def _view(self, seat: int) -> dict[str, Any]:
@@ -360,7 +369,8 @@ class GameReferee:
             for seat in result.order()
         ]
         async def tell(seat: int, conn: BotConnection) -> None:
-            events = self._view(seat)["events"]
+            events = [event_for(e, seat) for e in self.state.events[self.cursors[seat]:]]
+            self.cursors[seat] = len(self.state.events)
             with contextlib.suppress(BotFault):
                 await conn.send(
                     GameOver(game_id=self.game.game_id, ranking=ranking, events=events),
