@@ -240,41 +240,6 @@ def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return leaves[0] if len(leaves) == 1 else group
 
 
-async def _ready_all(
-    seat_slots: Sequence[BotSlot | RemoteBotSlot], join_by: float
-) -> list[BotConnection | BotFault]:
-    """Each seat's connection, or the fault that keeps its bot from playing.
-
-    The bots that must start (or be waited for) do so at once, not one after the other:
-    a table's start-up then takes as long as its slowest bot, not the sum of them
-    (``benchmarks/league.py``). An error of the referee's own (a bot that cannot be
-    spawned) is raised once all have settled, the first seat's first, as it would be
-    one bot at a time."""
-    started = [s.conn for s in seat_slots if isinstance(s, BotSlot) and s.conn is not None]
-    if len(started) == len(seat_slots) and all(conn.alive for conn in started):
-        return list(started)
-    settled: dict[int, BotConnection | BotFault] = {}
-    errors: dict[int, Exception] = {}
-
-    async def ready(slot: BotSlot | RemoteBotSlot) -> None:
-        try:
-            if isinstance(slot, RemoteBotSlot):
-                settled[id(slot)] = await slot.ready(join_by)
-            else:
-                settled[id(slot)] = await slot.ready()
-        except Exception as exc:  # raised below, in seat order
-            errors[id(slot)] = exc
-
-    async with trio.open_nursery() as nursery:
-        # A bot in two seats has one slot, started once.
-        for slot in {id(s): s for s in seat_slots}.values():
-            nursery.start_soon(ready, slot)
-    for slot in seat_slots:
-        if id(slot) in errors:
-            raise errors[id(slot)]
-    return [settled[id(slot)] for slot in seat_slots]
-
-
 async def _play_games(
     games: Iterable[ScheduledGame],
     bots: Sequence[BotSpec],
@@ -318,7 +283,15 @@ async def _play_games(
                 # until the same deadline, kept for the rest of each one's absence.
                 join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
                 seat_slots = [slot_for(name, game.rotation) for name in game.seats]
-                conns = await _ready_all(seat_slots, join_by)
+                # One bot after the other: bots started at once would share the CPUs
+                # during their start-up time, and a heavy bot could miss it through no
+                # fault of its own.
+                conns: list[BotConnection | BotFault] = []
+                for slot in seat_slots:
+                    if isinstance(slot, RemoteBotSlot):
+                        conns.append(await slot.ready(join_by))
+                    else:
+                        conns.append(await slot.ready())
                 referee = GameReferee(game, conns, settings)
                 result = await referee.run()
                 if game.game_id in replayed:
