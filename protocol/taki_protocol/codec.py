@@ -364,21 +364,20 @@ class Codec:
         if sender == "bot" and not self._bot_hello and not isinstance(message, BotHello):
             raise error(f"the bot's first message must be 'bot_hello', not {message.TYPE!r}")
 
+        # The cases are disjoint classes: answers and requests, the messages of every
+        # decision, come first (benchmarks/ipc.py).
         match message:
-            case Hello():
-                if self._hello:
-                    raise error("duplicate 'hello'")
-                self._hello = True
-            case BotHello():
-                if self._bot_hello:
-                    raise error("duplicate 'bot_hello'")
-                self._bot_hello = True
-            case GameStart():
-                if not (self._hello and self._bot_hello):
-                    raise error("'game_start' before the hello handshake completed")
-                if self._game_id is not None:
-                    raise error(f"'game_start' while game {self._game_id!r} is in progress")
-                self._game_id = message.game_id
+            case Answer():
+                if message.id == self._open_id:
+                    self._open_id = None
+                elif message.id in self._abandoned:  # a bot answering a superseded request
+                    self._abandoned.discard(message.id)
+                elif self._open_id is None:
+                    raise error(f"answer for request {message.id}, but no request is open")
+                else:
+                    raise error(
+                        f"answer for request {message.id}, but the open request is {self._open_id}"
+                    )
             case Decide() | React():
                 if self._game_id is None:
                     raise error(f"{message.TYPE!r} outside of a game")
@@ -393,17 +392,20 @@ class Codec:
                 if superseded is not None:
                     self._abandoned.add(superseded)
                 self._open_id = self._last_id = message.id
-            case Answer():
-                if message.id == self._open_id:
-                    self._open_id = None
-                elif message.id in self._abandoned:  # a bot answering a superseded request
-                    self._abandoned.discard(message.id)
-                elif self._open_id is None:
-                    raise error(f"answer for request {message.id}, but no request is open")
-                else:
-                    raise error(
-                        f"answer for request {message.id}, but the open request is {self._open_id}"
-                    )
+            case Hello():
+                if self._hello:
+                    raise error("duplicate 'hello'")
+                self._hello = True
+            case BotHello():
+                if self._bot_hello:
+                    raise error("duplicate 'bot_hello'")
+                self._bot_hello = True
+            case GameStart():
+                if not (self._hello and self._bot_hello):
+                    raise error("'game_start' before the hello handshake completed")
+                if self._game_id is not None:
+                    raise error(f"'game_start' while game {self._game_id!r} is in progress")
+                self._game_id = message.game_id
             case GameOver():
                 if self._game_id is None:
                     raise error("'game_over' outside of a game")
