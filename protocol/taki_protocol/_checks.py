@@ -86,8 +86,8 @@ _TRUSTED: ContextVar[bool] = ContextVar("taki_protocol_trusted", default=False)
 
 
 class _TrustedData:
-    """The context manager :func:`trusted_data` returns (a class: it is entered on
-    every decision, and a generator-based one would cost several times more)."""
+    """The context manager :func:`trusted_data` returns (a class: a caller may enter it
+    for every message, and a generator-based one would cost several times more)."""
 
     __slots__ = ("_token",)
 

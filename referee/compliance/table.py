@@ -92,9 +92,9 @@ class ScenarioTable(GameReferee):
             raise GameStopped
         return await super()._ask(seat, react)
 
-    async def _settle(self, seat: int, outcome: Choice | BotFault) -> None:
+    def _apply(self, seat: int, choice: Choice) -> None:
         seen = len(self.state.events)
-        await super()._settle(seat, outcome)
+        super()._apply(seat, choice)
         for event in self.state.events[seen:]:
             if isinstance(event, Drew) and event.seat == self.scenario.seat \
                     and event.reason == "last_card" and self.exchanges:

@@ -105,10 +105,10 @@ def deals_per_unit(config: LeagueConfig) -> int:
     The computed size is at most :data:`MAX_DEALS_PER_UNIT` (100) deals, whatever the
     size of the league. A unit is a list of its games, built before its first game and
     (on a cluster) returned with every replay and log at its end, and a kill loses the
-    units in flight. A Python bot's start costs about as much CPU as ten games between
-    fast bots: at 100 deals a table's bots start once per rotation for 100 games, a few
-    per cent of a fast league's work (at 32 it was a fifth of it; ``benchmarks/league.py``),
-    while a unit stays quick to build, small in memory and little to play again."""
+    units in flight. A Python bot's start costs about as much CPU as six games between
+    fast bots: with units of up to 100 deals the starts take about a seventh of a fast
+    league's CPU, with 32 about a third (``benchmarks/league.py``), while a unit stays
+    quick to build, small in memory and little to play again."""
     if config.deals_per_process is not None:
         return min(config.deals, config.deals_per_process)
     tables = math.comb(len(config.bots), config.table_size)

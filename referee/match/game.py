@@ -341,6 +341,7 @@ class GameReferee:
         self._apply(seat, outcome)
 
     def _apply(self, seat: int, choice: Choice) -> None:
+        """Play a seat's choice: every action of a game goes through here."""
         self.state.apply(choice.action, seat, last_card=choice.last_card)
         self.replay.record_action(seat, choice.action, choice.last_card, choice.elapsed_ms)
 

@@ -210,9 +210,7 @@ class BotProcess:
         self._tail = bytearray()
         self._stderr_done = trio.Event()
         self._read_scope: trio.CancelScope | None = None
-        # readable_now's poller, registered once (select() builds its sets every call,
-        # before every request: benchmarks/ipc.py).
-        self._stdout_poll = select.poll()
+        self._stdout_poll = select.poll()  # for readable_now, registered once
         self._stdout_poll.register(stdout.fileno(), select.POLLIN)
         self._write_scope: trio.CancelScope | None = None
         # Service tasks run in scopes shielded from outside cancellation; only
@@ -322,11 +320,10 @@ class BotProcess:
     ) -> bytes:
         """Read up to ``max_bytes`` from the bot's stdout; ``b""`` means end of file.
 
-        End of file is also reported once the bot's own process has exited and
-        its stdout stayed silent for :data:`EXIT_QUIET_S`, even if a descendant
-        still holds the pipe open. Raises :class:`trio.TooSlowError` when nothing
-        arrived by ``deadline`` (on Trio's clock), and :class:`BotCrashed` if the
-        stream is broken or already closed.
+        End of file is also reported once the bot's own process has exited and its
+        stdout stayed silent for :data:`EXIT_QUIET_S`, even if a descendant still holds
+        the pipe open. Raises :class:`trio.TooSlowError` when nothing arrived by
+        ``deadline`` (Trio's clock), :class:`BotCrashed` if the stream is broken or closed.
 
         One cancel scope serves both limits (a scope costs as much as the rest of a
         read): the exit watcher brings its deadline forward when the bot exits.
