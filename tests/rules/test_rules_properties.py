@@ -290,8 +290,8 @@ def check_view_private(
     mine = view(state, seat, since)
     packed = msgpack.packb(mine)
     assert msgpack.unpackb(packed) == mine, "the view is not plain msgpack data"
-    # The referee sends views and legal actions without walking them again
-    # (taki_protocol.trusted_data): the protocol's check of plain data must pass here.
+    # The referee sends views and legal actions without the protocol's checks
+    # (Decide.trusted): the checks, the walk of plain data included, must pass here.
     acting = state.to_act()
     legal = [a.to_wire() for a in state.legal_actions(acting[0])] if acting else []
     Decide(id=1, view=mine, legal=legal or [{"kind": "draw"}], deadline_ms=0)
