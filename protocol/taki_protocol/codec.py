@@ -101,18 +101,23 @@ def _pack(message: Message, max_size: int, pack: Callable[[object], bytes]) -> b
     return data
 
 
+def _unpackb(data: bytes | bytearray) -> object:
+    """msgpack's decoding of the first value of ``data`` under the protocol's limits."""
+    return msgpack.unpackb(
+        data,
+        raw=False,
+        strict_map_key=True,
+        max_str_len=len(data),
+        max_bin_len=0,
+        max_ext_len=0,
+        max_array_len=MAX_CONTAINER_LEN,
+        max_map_len=MAX_CONTAINER_LEN,
+    )
+
+
 def _unpack_frame(frame: bytes) -> object:
     try:
-        return msgpack.unpackb(
-            frame,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=len(frame),
-            max_bin_len=0,
-            max_ext_len=0,
-            max_array_len=MAX_CONTAINER_LEN,
-            max_map_len=MAX_CONTAINER_LEN,
-        )
+        return _unpackb(frame)
     except UnicodeDecodeError as exc:
         raise RemoteProtocolError(f"message contains a string that is not UTF-8: {exc}") from None
     except msgpack.StackError:
@@ -152,16 +157,7 @@ def _unpack_at_once(buffer: bytearray) -> tuple[dict[object, object], int] | Non
     if _NOT_AT_ONCE.search(buffer):
         return None
     try:
-        obj = msgpack.unpackb(
-            buffer,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=len(buffer),
-            max_bin_len=0,
-            max_ext_len=0,
-            max_array_len=MAX_CONTAINER_LEN,
-            max_map_len=MAX_CONTAINER_LEN,
-        )
+        obj = _unpackb(buffer)
         size = len(buffer)
     except msgpack.ExtraData as extra:
         obj, size = extra.unpacked, len(buffer) - len(extra.extra)
@@ -287,7 +283,7 @@ class Codec:
     def _next_message(self) -> Message | Sentinel:
         # The referee asks before and after every read; most of the time nothing waits
         # (benchmarks/ipc.py).
-        if not self._eof and not self._frames:
+        if not self.buffered:
             return NEED_DATA
         while True:
             whole = self._frames.unmeasured(_AT_ONCE_BYTES)

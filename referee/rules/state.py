@@ -128,11 +128,17 @@ class GameState:
         return (self.turn,)
 
     def hand(self, seat: int) -> list[int]:
-        """The cards of ``seat`` as a sorted list of codes."""
+        """The cards of ``seat`` as a sorted list of codes (codes are numbered in display
+        order: cards.sort_key). The referee's view of every decision starts here
+        (benchmarks/ipc.py): most cards of a hand are single."""
+        hand = self.hands[seat]
         out: list[int] = []
-        for code, count in self.hands[seat].items():
-            out += [code] * count
-        out.sort()  # codes are numbered in display order (cards.sort_key)
+        for code in sorted(hand):
+            count = hand[code]
+            if count == 1:
+                out.append(code)
+            else:
+                out += [code] * count
         return out
 
     def legal_actions(self, seat: int | None = None) -> list[Action]:

@@ -34,7 +34,7 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
     return {
         "seat": seat,
         "players": state.players,
-        "hand": _hand_names(state.hands[seat]),
+        "hand": [C.NAMES[c] for c in state.hand(seat)],  # hand() is sorted already
         "hand_sizes": list(state.sizes),
         "active": list(state.active),
         "stages": None if state.stages is None else list(state.stages),
@@ -52,20 +52,6 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
         "action_count": state.action_count,
         "events": [event_for(e, seat) for e in state.events[since:]],
     }
-
-
-def _hand_names(hand: dict[int, int]) -> list[str]:
-    """The names of a hand's cards in display order (codes are numbered in that order);
-    what ``GameState.hand`` gives, named, in half its time (the referee builds a view
-    every decision: benchmarks/ipc.py)."""
-    out: list[str] = []
-    for code in sorted(hand):
-        count = hand[code]
-        if count == 1:
-            out.append(C.NAMES[code])
-        else:
-            out += [C.NAMES[code]] * count
-    return out
 
 
 def event_for(event: Event, seat: int | None) -> dict[str, Any]:

@@ -295,6 +295,8 @@ def check_view_private(
     acting = state.to_act()
     legal = [a.to_wire() for a in state.legal_actions(acting[0])] if acting else []
     Decide(id=1, view=mine, legal=legal or [{"kind": "draw"}], deadline_ms=0)
+    counts = state.hands[seat]
+    assert state.hand(seat) == sorted(code for code in counts for _ in range(counts[code]))
     assert mine["hand"] == C.sorted_names(state.hand(seat))
     assert mine["hand_sizes"] == state.sizes
     assert isinstance(mine["draw_pile"], int)
