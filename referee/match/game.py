@@ -36,7 +36,7 @@ from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
 from referee.core.series import SeriesGame
 from referee.core.time_use import TimeRecorder, TimeUse
-from referee.rules import Action, GameResult, GameState, Rules, event_for, new_game, view
+from referee.rules import Action, GameResult, GameState, Rules, events_since, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
@@ -281,10 +281,13 @@ class GameReferee:
             reaction_ms=time.reaction_ms,
         )
 
+    def _since(self, seat: int) -> int:
+        """Where the seat's new events start; from now on they count as sent."""
+        since, self.cursors[seat] = self.cursors[seat], len(self.state.events)
+        return since
+
     def _view(self, seat: int) -> dict[str, Any]:
-        out = view(self.state, seat, self.cursors[seat])
-        self.cursors[seat] = len(self.state.events)
-        return out
+        return view(self.state, seat, self._since(seat))
 
     async def _ask(self, seat: int, react: bool) -> Choice | BotFault:
         """One request to one seat; returns its choice or the fault it committed."""
@@ -370,8 +373,7 @@ class GameReferee:
             for seat in result.order()
         ]
         async def tell(seat: int, conn: BotConnection) -> None:
-            events = [event_for(e, seat) for e in self.state.events[self.cursors[seat]:]]
-            self.cursors[seat] = len(self.state.events)
+            events = events_since(self.state, seat, self._since(seat))
             with contextlib.suppress(BotFault):
                 await conn.send(
                     GameOver(game_id=self.game.game_id, ranking=ranking, events=events),

@@ -15,7 +15,7 @@ from .errors import GameOverError, IllegalActionError, RulesError
 from .phases import PHASE_NAMES
 from .results import EndReason, Forfeit, GameResult
 from .state import GameState, new_game
-from .view import event_for, view
+from .view import event_for, events_since, view
 
 __all__ = [
     "PHASE_NAMES",
@@ -34,6 +34,7 @@ __all__ = [
     "cards",
     "determinize",
     "event_for",
+    "events_since",
     "new_game",
     "view",
 ]

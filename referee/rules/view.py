@@ -50,8 +50,13 @@ def view(state: GameState, seat: int, since: int = 0) -> dict[str, Any]:
         "discard_pile": len(state.discard),
         "declared_last_card": state.declared and seat == state.turn,
         "action_count": state.action_count,
-        "events": [event_for(e, seat) for e in state.events[since:]],
+        "events": events_since(state, seat, since),
     }
+
+
+def events_since(state: GameState, seat: int, since: int) -> list[dict[str, Any]]:
+    """The events from index ``since`` on, as ``seat`` may see them."""
+    return [event_for(e, seat) for e in state.events[since:]]
 
 
 def event_for(event: Event, seat: int | None) -> dict[str, Any]:
