@@ -17,18 +17,30 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def absolute(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+    """The absolute module an ``from ... import`` names, relative forms resolved."""
+    if node.level == 0:
+        return node.module or ""
+    parts = importer.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def imports_of(path: Path, modules: set[str]) -> set[str]:
     tree = ast.parse(path.read_text())
+    importer, is_package = module_name(path), path.name == "__init__.py"
     skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
                and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
     found = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom):
+            source = absolute(node, importer, is_package)
             for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                found.add(full if full in modules else node.module)
+                full = f"{source}.{alias.name}"
+                found.add(full if full in modules else source)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
     return {m for m in found if m in modules}
@@ -53,6 +65,16 @@ def test_no_import_cycles() -> None:
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def test_relative_imports_are_followed() -> None:
+    """The cycle check sees inside the packages that import their siblings relatively."""
+    rules = ROOT / "referee" / "rules"
+    modules = {module_name(p) for p in rules.glob("*.py")}
+    assert "referee.rules.actions" in imports_of(rules / "apply.py", modules)
+    protocol = ROOT / "protocol" / "taki_protocol"
+    names = {module_name(p) for p in protocol.glob("*.py")}
+    assert imports_of(protocol / "__init__.py", names) - {"taki_protocol"}
 
 
 def test_no_module_over_500_lines() -> None:
