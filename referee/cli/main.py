@@ -15,6 +15,7 @@ from pathlib import Path
 
 from referee.cli.parser import build_parser
 from referee.core.errors import UserError
+from referee.core.groups import leaves
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -40,14 +41,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Trio wraps what a task raised in an exception group; unwrap it so that a
         # user's mistake (a missing bot binary in a league or an SPRT run) is reported
         # like anywhere else instead of as a traceback with exit status 1.
-        if _leaves(exc, (KeyboardInterrupt,)):
+        if leaves(exc, (KeyboardInterrupt,)):
             partial = getattr(args, "on_interrupt", None)
             if partial is not None:
                 partial()  # what the interrupted command had done so far
             _say(f"[yellow]interrupted[/]: every bot process was stopped{_kept(args)}")
             return EXIT_INTERRUPTED
-        mistakes = _leaves(exc, USER_ERRORS)
-        if not mistakes or _leaves(exc, (BaseException,)) != mistakes:
+        mistakes = leaves(exc, USER_ERRORS)
+        if not mistakes or leaves(exc) != mistakes:
             raise
         for message in dict.fromkeys(str(m) for m in mistakes):
             _say("[bold red]taki-referee:[/] ", message)
@@ -96,13 +97,6 @@ def _kept(args: argparse.Namespace) -> str:
     except StoreError:
         return ""
     return f"; {games} games are stored in {args.db}: run the same command again to resume"
-
-
-def _leaves(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> list[BaseException]:
-    """The exceptions of the given kinds in ``exc``, looking inside exception groups."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner, kinds)]
-    return [exc] if isinstance(exc, kinds) else []
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ import attrs
 import trio
 
 from referee.core.faults import BotCrashed, BotFault, BotTimeout
+from referee.core.groups import sole_cause
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotSpec
 from referee.match.game import (
@@ -215,29 +216,12 @@ async def play_unit(
             games, bots, settings, on_game, match_name, outcomes, remote, replayed
         )
     except BaseExceptionGroup as group:
-        raised = _unwrap(group)
+        raised = sole_cause(group)
     else:
         return outcomes
     raise raised
 
 
-def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The one exception a group stands for: its KeyboardInterrupt if it holds one, its
-    only exception if it holds one; otherwise the group itself."""
-    leaves: list[BaseException] = []
-
-    def walk(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                walk(inner)
-        else:
-            leaves.append(exc)
-
-    walk(group)
-    for leaf in leaves:
-        if isinstance(leaf, KeyboardInterrupt):
-            return leaf
-    return leaves[0] if len(leaves) == 1 else group
 
 
 async def _play_games(

@@ -41,6 +41,7 @@ from taki_protocol import (
 
 from referee.core.errors import UserError
 from referee.core.faults import BotCrashed
+from referee.core.groups import first_leaf
 from referee.core.specs import BotCommand
 from referee.shell.network import describe_error, format_address, not_tls
 from referee.shell.process import RECEIVE_CHUNK_BYTES, BotProcess
@@ -263,9 +264,7 @@ def _handshake_failed(exc: trio.BrokenResourceError, where: str) -> str:
 def _why(exc: OSError) -> str:
     """What went wrong with a connection attempt; for several addresses, with the first
     address's reason (e.g. "Connection refused")."""
-    cause = exc.__cause__
-    while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
-        cause = cause.exceptions[0]
+    cause = None if exc.__cause__ is None else first_leaf(exc.__cause__)
     if isinstance(cause, OSError) and cause.errno:
         return os.strerror(cause.errno)
     return exc.strerror or str(exc)

@@ -9,6 +9,7 @@ import ssl
 from typing import Final
 
 from referee.core.errors import UserError
+from referee.core.groups import first_leaf
 
 __all__ = ["RemoteSetupError", "describe_error", "format_address", "not_tls", "parse_address"]
 
@@ -56,7 +57,7 @@ def describe_error(exc: BaseException) -> str:
     while id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-            exc = exc.exceptions[0]
+            exc = first_leaf(exc)
         elif exc.__cause__ is not None:
             exc = exc.__cause__
         else:
