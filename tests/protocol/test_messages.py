@@ -326,10 +326,7 @@ def game_overs(draw: st.DrawFn) -> GameOver:
     return GameOver(game_id=draw(st.text(min_size=1, max_size=128)), ranking=ranking, events=events)
 
 
-messages: st.SearchStrategy[Message] = st.one_of(
-    st.builds(Hello, referee=st.text(min_size=1, max_size=128)),
-    st.builds(BotHello, name=names, token=st.none() | st.text(max_size=100)),
-    game_starts(),
+requests: st.SearchStrategy[Decide | React] = st.one_of(
     st.builds(
         Decide,
         id=ids,
@@ -346,6 +343,13 @@ messages: st.SearchStrategy[Message] = st.one_of(
         time_left_ms=st.none() | ms,
         deadline_ms=ms,
     ),
+)
+
+messages: st.SearchStrategy[Message] = st.one_of(
+    st.builds(Hello, referee=st.text(min_size=1, max_size=128)),
+    st.builds(BotHello, name=names, token=st.none() | st.text(max_size=100)),
+    game_starts(),
+    requests,
     game_overs(),
     st.builds(Error, reason=st.sampled_from(FORFEIT_REASONS), message=st.text(max_size=100)),
     st.just(Shutdown()),
@@ -375,7 +379,7 @@ def test_round_trip_through_bytes(message: Message) -> None:
     assert pack_message(decoded) == data
 
 
-@given(messages.filter(lambda m: isinstance(m, Decide | React)))
+@given(requests)
 def test_a_trusted_request_is_the_checked_one(message: Decide | React) -> None:
     fields = {name: getattr(message, name) for name in message.FIELDS}
     trusted = type(message).trusted(**fields)
