@@ -6,22 +6,25 @@ user never has to guess what the referee did not like.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias, get_args
 
 import attrs
 
 from referee.config.bot_commands import NAME_PATTERN, VERSION_MARK, env_error, make_command
 from referee.config.errors import SettingsError
+from referee.config.fields import Fail, at_least, between, build, read_fields, unknown_key
 from referee.config.rule_flags import rule_flag_error
 from referee.config.toml_lines import KeyLocator
 from referee.core.clock import TimeControl
-from referee.core.specs import BotSpec, ResourceLimits, Sandbox
-from referee.ratings.models import RATING_MODELS, RatingModel
+from referee.core.faults import FaultPolicy
+from referee.core.specs import BotCommand, BotSpec, ResourceLimits, Sandbox
+from referee.ratings.models import RatingModel
 from referee.rules import PRESETS, RULES_REVISION, Rules
 from referee.rules.config import DealError
 
@@ -63,35 +66,49 @@ def available_cpus() -> int:
 # --------------------------------------------------------------------- leagues
 
 
+#: ``[league] format``: single games, or series of games with penalty points (R24).
+LeagueFormat: TypeAlias = Literal["single", "series"]
+LEAGUE_FORMATS: tuple[LeagueFormat, ...] = get_args(LeagueFormat)
+
+
+def _executor_check(_instance: Any, _attribute: attrs.Attribute[Any], value: Any) -> None:
+    problem = executor_error(value)
+    if problem is not None:
+        raise ValueError(problem)
+
+
 @attrs.frozen
 class LeagueConfig:
+    """A league file, read. The fields set from ``[league]`` are its keys: their kinds,
+    bounds and defaults are read from here (:mod:`referee.config.fields`)."""
+
     path: Path
     bots: tuple[BotSpec, ...]
-    table_size: int = 2
-    deals: int = 6
+    table_size: int = attrs.field(default=2, validator=between(2, 10))
+    deals: int = attrs.field(default=6, validator=at_least(1))
     #: The master seed of the deals; None: the one the league's database holds, which
     #: is a fresh one from when the database was created (``referee.league.runner``).
     seed: int | None = None
-    concurrency: int = attrs.field(factory=available_cpus)
+    concurrency: int = attrs.field(factory=available_cpus, validator=at_least(1))
     rules: Rules = attrs.field(factory=Rules)
     time: TimeControl = attrs.field(factory=TimeControl)
     replay_dir: Path | None = None
     restart: bool = True
-    fault_policy: str = "forfeit"
-    strikes: int = 3
+    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
+    strikes: int = attrs.field(default=3, validator=at_least(1))
     #: Where the games are played: "local" or "dask://HOST:PORT".
-    executor: str = "local"
+    executor: str = attrs.field(default="local", validator=_executor_check)
     #: The most deals one unit of work (one set of bot processes) plays; None: sized
     #: from ``concurrency`` (``referee.league.runner.deals_per_unit``).
-    deals_per_process: int | None = None
+    deals_per_process: int | None = attrs.field(default=None, validator=at_least(1))
     #: "single": every game is rated on its own; "series": the games are played in
     #: series of ``series_games`` (R24), and the series are rated.
-    format: str = "single"
-    series_games: int = 6
+    format: LeagueFormat = "single"
+    series_games: int = attrs.field(default=6, validator=at_least(1))
 
     #: Referee worker processes that play the units (``referee.league.pool_executor``);
     #: None: the games are played in the referee's own process.
-    workers: int | None = None
+    workers: int | None = attrs.field(default=None, validator=at_least(1))
     #: The model of the league's ratings; None: the default of its table size
     #: (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
@@ -113,21 +130,20 @@ class LeagueConfig:
         )
 
 
-_LEAGUE_KEYS = {
-    "table_size", "deals", "seed", "concurrency", "rules", "replay_dir", "restart",
-    "fault_policy", "strikes", "executor", "deals_per_process", "sandbox", "sandbox_bind",
-    "format", "series_games", "rating_model", "workers",
-}
-#: ``[league] format``: single games, or series of games with penalty points (R24).
-LEAGUE_FORMATS = ("single", "series")
-_TIME_KEYS = {"move_ms", "bank_ms", "increment_ms", "reaction_ms", "startup_ms", "grace_ms"}
+#: The sections of a league file.
+SECTIONS = ("league", "time", "rules", "bots")
+#: ``[league]`` keys that are not fields of :class:`LeagueConfig` as they are written.
+_LEAGUE_EXTRA = ("rules", "sandbox", "sandbox_bind")
+#: Fields of :class:`LeagueConfig` that no ``[league]`` key sets.
+_NOT_LEAGUE_KEYS = ("path", "bots", "rules", "time")
+#: Keys of a ``[[bots]]`` table.
 _BOT_KEYS = {
     "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",
 }
-_LIMIT_KEYS = {
-    "address_space_mb", "cpu_seconds", "file_size_mb", "open_files", "memory_mb", "pids",
-    "cpu_percent",
-}
+#: What a remote bot has none of.
+_LOCAL_ONLY = ("command", "cwd", "env", "limits", "sandbox", "sandbox_bind")
+
+
 def executor_error(value: object) -> str | None:
     """What is wrong with an ``executor`` setting, or None when it is usable."""
     usage = 'must be "local" or "dask://HOST:PORT" (a Dask scheduler)'
@@ -174,175 +190,144 @@ def load_league(path: str | Path) -> LeagueConfig:
     return _parse_league(path, data, KeyLocator(text))
 
 
-def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> LeagueConfig:
-    def fail(section: str, key: str | None, message: str, index: int = 0) -> SettingsError:
-        line = where.line_of(section, key, index)
-        at = f"{path}:{line}" if line else str(path)
-        label = f"[{section}]" + (f" {key}" if key else "")
-        if section == "bots":
-            label = f"[[bots]] #{index + 1}" + (f" {key}" if key else "")
-        return SettingsError(f"{at}: {label}: {message}")
+@attrs.frozen
+class _Place:
+    """Where a league file's problems are: its path and the lines of its keys."""
 
-    for section, value in data.items():
-        if section not in ("league", "time", "bots", "rules"):
-            line = where.line_of(section)
-            at = f"{path}:{line}" if line else str(path)
-            what = "section" if isinstance(value, dict | list) else "top-level key"
-            raise SettingsError(
-                f"{at}: {section}: unknown {what} (known sections: league, time, rules, bots;"
-                " settings such as seed go under [league])"
-            )
-    league = _table(data, "league", fail)
-    for key in league:
-        if key not in _LEAGUE_KEYS:
-            raise fail("league", key, f"unknown key (known: {', '.join(sorted(_LEAGUE_KEYS))})")
-    kwargs: dict[str, Any] = {}
-    for key in ("table_size", "deals", "seed", "concurrency", "strikes", "deals_per_process",
-                "series_games", "workers"):
-        if key in league:
-            value = league[key]
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise fail("league", key, f"must be an integer, not {value!r}")
-            kwargs[key] = value
-    if not 2 <= kwargs.get("table_size", 2) <= 10:
-        raise fail("league", "table_size", "must be between 2 and 10")
-    if kwargs.get("deals", 1) < 1:
-        raise fail("league", "deals", "must be at least 1")
-    if kwargs.get("concurrency", 1) < 1:
-        raise fail("league", "concurrency", "must be at least 1")
-    if kwargs.get("workers", 1) < 1:
-        raise fail("league", "workers", "must be at least 1")
-    if kwargs.get("strikes", 1) < 1:
-        raise fail("league", "strikes", "must be at least 1")
-    if kwargs.get("deals_per_process", 1) < 1:
-        raise fail("league", "deals_per_process", "must be at least 1")
-    if "format" in league:
-        if league["format"] not in LEAGUE_FORMATS:
-            raise fail("league", "format", 'must be "single" or "series"')
-        kwargs["format"] = league["format"]
-    if "series_games" in kwargs:
-        if kwargs.get("format") != "series":
-            raise fail("league", "series_games", 'is for format = "series" only')
-        if kwargs["series_games"] < 1:
-            raise fail("league", "series_games", "must be at least 1")
-    if "restart" in league:
-        if not isinstance(league["restart"], bool):
-            raise fail("league", "restart", "must be true or false")
-        kwargs["restart"] = league["restart"]
-    if "fault_policy" in league:
-        if league["fault_policy"] not in ("forfeit", "strikes"):
-            raise fail("league", "fault_policy", "must be \"forfeit\" or \"strikes\"")
-        kwargs["fault_policy"] = league["fault_policy"]
-    if "replay_dir" in league:
-        if not isinstance(league["replay_dir"], str):
-            raise fail("league", "replay_dir", "must be a path string")
-        kwargs["replay_dir"] = path.parent / league["replay_dir"]
+    path: Path
+    where: KeyLocator
+
+    def at(self, section: str, key: str | None = None, index: int = 0) -> str:
+        line = self.where.line_of(section, key, index)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+    def error(
+        self, section: str, key: str | None, message: str, index: int = 0
+    ) -> SettingsError:
+        label = f"[[bots]] #{index + 1}" if section == "bots" else f"[{section}]"
+        label += f" {key}" if key else ""
+        return SettingsError(f"{self.at(section, key, index)}: {label}: {message}")
+
+    def fail(self, section: str, index: int = 0) -> Fail:
+        """The problems of one table, reported at their keys."""
+
+        def fail(key: str | None, message: str) -> SettingsError:
+            return self.error(section, key, message, index)
+
+        return fail
+
+
+def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> LeagueConfig:
+    place = _Place(path, where)
+    _check_sections(place, data)
+    league = _table(data, "league", place)
+    fail = place.fail("league")
+    kwargs = read_fields(league, LeagueConfig, fail, skip=_NOT_LEAGUE_KEYS,
+                         extra=_LEAGUE_EXTRA, base=path.parent)
+    if "series_games" in kwargs and kwargs.get("format") != "series":
+        raise fail("series_games", 'is for format = "series" only')
+    if "replay_dir" in kwargs:
         problem = directory_error(kwargs["replay_dir"])
         if problem is not None:
-            raise fail("league", "replay_dir", f"{league['replay_dir']!r}: {problem}")
-    if "rating_model" in league:
-        if league["rating_model"] not in RATING_MODELS:
-            known = " or ".join(f'"{m}"' for m in RATING_MODELS)
-            raise fail("league", "rating_model", f"must be {known}, not {league['rating_model']!r}")
-        kwargs["rating_model"] = league["rating_model"]
-    if "executor" in league:
-        problem = executor_error(league["executor"])
-        if problem is not None:
-            raise fail("league", "executor", problem)
-        kwargs["executor"] = league["executor"]
-
-    preset = league.get("rules", "super-taki-2018")
-    flags = _table(data, "rules", fail)
-    for key, value in flags.items():
-        problem = rule_flag_error(key, value)
-        if problem is not None:
-            raise fail("rules", key, problem)
-    if preset not in PRESETS:
-        raise fail("league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})")
-    try:
-        kwargs["rules"] = Rules.preset(preset, **flags)
-    except (TypeError, ValueError) as exc:
-        culprit = next((k for k in flags if k in str(exc)), None)
-        raise fail("rules", culprit, str(exc)) from None
+            raise fail("replay_dir", f"{league['replay_dir']!r}: {problem}")
     table_size = kwargs.get("table_size", 2)
-    try:
-        kwargs["rules"].check_deal(table_size)
-    except DealError as exc:
-        raise fail("rules", "hand_size", f"{exc}; [league] table_size is {table_size}") from None
-
-    time = _table(data, "time", fail)
-    for key, value in time.items():
-        if key not in _TIME_KEYS:
-            raise fail("time", key, f"unknown key (known: {', '.join(sorted(_TIME_KEYS))})")
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise fail("time", key, f"must be a whole number of milliseconds, not {value!r}")
-    try:
-        kwargs["time"] = TimeControl(**time)
-    except (TypeError, ValueError) as exc:
-        culprit = next((k for k in time if k in str(exc)), None)
-        raise fail("time", culprit, str(exc)) from None
-
-    raw_bots = data.get("bots", [])
-    if not isinstance(raw_bots, list):
-        line = where.line_of("bots")
-        raise SettingsError(
-            f"{path}:{line}: bots: must be an array of tables (one [[bots]] table per bot)"
-            if line else f"{path}: bots: must be an array of tables (one [[bots]] table per bot)"
-        )
-    if not raw_bots:
-        raise SettingsError(f"{path}: no [[bots]] entries: a league needs at least two bots")
-    default_sandbox = _sandbox_of(path, league, fail, "league", 0, None)
-    bots = []
-    for i, entry in enumerate(raw_bots):
-        line = where.line_of("bots", None, i)
-        origin = f"{path}:{line}" if line else str(path)
-        bot = attrs.evolve(_parse_bot(path, entry, i, fail), origin=origin)
-        if bot.command is not None and isinstance(entry, dict):
-            sandbox = _sandbox_of(path, entry, fail, "bots", i, default_sandbox)
-            bot = attrs.evolve(bot, command=attrs.evolve(bot.command, sandbox=sandbox))
-        bots.append(bot)
-    names = [b.name for b in bots]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            raise fail("bots", "name", f"duplicate bot name {name!r}", i)
-    if len(bots) < 2:
-        raise SettingsError(f"{path}: a league needs at least two bots, found {len(bots)}")
-    if kwargs.get("table_size", 2) > len(bots):
-        raise fail("league", "table_size", f"is larger than the number of bots ({len(bots)})")
+    kwargs["rules"] = _read_rules(place, data, league, table_size)
+    time_fail = place.fail("time")
+    kwargs["time"] = build(
+        TimeControl, read_fields(_table(data, "time", place), TimeControl, time_fail), time_fail
+    )
+    bots = _read_bots(place, data, league)
+    if table_size > len(bots):
+        raise fail("table_size", f"is larger than the number of bots ({len(bots)})")
     remote = [b.name for b in bots if b.remote]
     if remote and kwargs.get("executor", "local") != "local":
         raise fail(
-            "league", "executor",
+            "executor",
             f"remote bots ({', '.join(remote)}) connect to this referee: they need the"
             ' "local" executor',
         )
-    return LeagueConfig(path=path, bots=tuple(bots), **kwargs)
+    return LeagueConfig(path=path, bots=bots, **kwargs)
 
 
-def _table(data: dict[str, Any], name: str, fail: Any) -> dict[str, Any]:
+def _check_sections(place: _Place, data: dict[str, Any]) -> None:
+    for section, value in data.items():
+        if section not in SECTIONS:
+            what = "section" if isinstance(value, dict | list) else "top-level key"
+            raise SettingsError(
+                f"{place.at(section)}: {section}: unknown {what} (known sections: league,"
+                " time, rules, bots; settings such as seed go under [league])"
+            )
+
+
+def _table(data: dict[str, Any], name: str, place: _Place) -> dict[str, Any]:
     value = data.get(name, {})
     if not isinstance(value, dict):
-        raise fail(name, None, "must be a table")
+        raise place.error(name, None, "must be a table")
     return value
 
 
+def _read_rules(
+    place: _Place, data: dict[str, Any], league: dict[str, Any], table_size: int
+) -> Rules:
+    """The rules: ``[league] rules`` (a preset) with the flags of ``[rules]``."""
+    preset = league.get("rules", "super-taki-2018")
+    flags = _table(data, "rules", place)
+    for key, value in flags.items():
+        problem = rule_flag_error(key, value)
+        if problem is not None:
+            raise place.error("rules", key, problem)
+    if preset not in PRESETS:
+        raise place.error(
+            "league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})"
+        )
+    rules = build(functools.partial(Rules.preset, preset), flags, place.fail("rules"))
+    try:
+        rules.check_deal(table_size)
+    except DealError as exc:
+        raise place.error(
+            "rules", "hand_size", f"{exc}; [league] table_size is {table_size}"
+        ) from None
+    return rules
+
+
+def _read_bots(
+    place: _Place, data: dict[str, Any], league: dict[str, Any]
+) -> tuple[BotSpec, ...]:
+    raw_bots = data.get("bots", [])
+    if not isinstance(raw_bots, list):
+        raise SettingsError(
+            f"{place.at('bots')}: bots: must be an array of tables (one [[bots]] table per bot)"
+        )
+    if not raw_bots:
+        raise SettingsError(f"{place.path}: no [[bots]] entries: a league needs at least two"
+                            " bots")
+    default_sandbox = _sandbox_of(place.path, league, place.fail("league"), None)
+    bots = [_read_bot(place, entry, i, default_sandbox) for i, entry in enumerate(raw_bots)]
+    names = [b.name for b in bots]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise place.error("bots", "name", f"duplicate bot name {name!r}", i)
+    if len(bots) < 2:
+        raise SettingsError(f"{place.path}: a league needs at least two bots, found {len(bots)}")
+    return tuple(bots)
+
+
 def _sandbox_of(
-    path: Path, table: dict[str, Any], fail: Any, name: str, i: int,
-    default: Sandbox | None,
+    path: Path, table: dict[str, Any], fail: Fail, default: Sandbox | None
 ) -> Sandbox | None:
     """``sandbox`` and ``sandbox_bind`` of ``[league]`` or of a bot (which overrides the
     league's; paths relative to the league file)."""
     wanted = table.get("sandbox", default is not None)
     if not isinstance(wanted, bool):
-        raise fail(name, "sandbox", "must be true or false", i)
+        raise fail("sandbox", "must be true or false")
     binds = table.get("sandbox_bind")
     if binds is not None and (
         not isinstance(binds, list) or not all(isinstance(b, str) for b in binds)
     ):
-        raise fail(name, "sandbox_bind", "must be a list of path strings", i)
+        raise fail("sandbox_bind", "must be a list of path strings")
     if not wanted:
         if binds:
-            raise fail(name, "sandbox_bind", "needs sandbox = true", i)
+            raise fail("sandbox_bind", "needs sandbox = true")
         return None
     if binds is None:
         return default if default is not None else Sandbox()
@@ -350,74 +335,88 @@ def _sandbox_of(
     return Sandbox(binds=paths)
 
 
-def _parse_bot(path: Path, entry: Any, i: int, fail: Any) -> BotSpec:
+def _read_bot(place: _Place, entry: Any, i: int, default_sandbox: Sandbox | None) -> BotSpec:
+    fail = place.fail("bots", i)
     if not isinstance(entry, dict):
-        raise fail("bots", None, "must be a table with a name and a command (or remote = true)", i)
+        raise fail(None, "must be a table with a name and a command (or remote = true)")
     for key in entry:
         if key not in _BOT_KEYS:
-            raise fail("bots", key, f"unknown key (known: {', '.join(sorted(_BOT_KEYS))})", i)
-    name = entry.get("name")
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
-        raise fail("bots", "name", "needs a name of letters, digits and _.+- (up to 64)", i)
-    version = entry.get("version")
-    if version is not None:
-        if isinstance(version, int) and not isinstance(version, bool):
-            version = str(version)
-        if not isinstance(version, str) or not NAME_PATTERN.match(version):
-            raise fail("bots", "version",
-                        "must be a string of letters, digits and _.+- (up to 64), or an integer",
-                        i)
-        # Each version is an entrant of its own, rated apart: NAME@VERSION.
-        name = f"{name}{VERSION_MARK}{version}"
+            raise fail(key, unknown_key(_BOT_KEYS))
+    name = _bot_name(entry, fail)
+    origin = place.at("bots", None, i)
     remote = entry.get("remote", False)
     if not isinstance(remote, bool):
-        raise fail("bots", "remote", "must be true or false", i)
+        raise fail("remote", "must be true or false")
     if remote:
-        for key in ("command", "cwd", "env", "limits", "sandbox", "sandbox_bind"):
+        for key in _LOCAL_ONLY:
             if key in entry:
-                raise fail(
-                    "bots", key, f"a remote bot (remote = true) has no {key}: it runs"
-                    " elsewhere and connects to the referee", i,
-                )
-        return BotSpec(name, None)
+                raise fail(key, f"a remote bot (remote = true) has no {key}: it runs"
+                                " elsewhere and connects to the referee")
+        return BotSpec(name, None, origin=origin)
+    command = _bot_command(place.path, entry, fail)
+    sandbox = _sandbox_of(place.path, entry, fail, default_sandbox)
+    return BotSpec(name, attrs.evolve(command, sandbox=sandbox), origin=origin)
+
+
+def _bot_name(entry: dict[str, Any], fail: Fail) -> str:
+    """NAME, or NAME@VERSION when the bot has a version: each version is an entrant of
+    its own, rated apart."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+        raise fail("name", "needs a name of letters, digits and _.+- (up to 64)")
+    version = entry.get("version")
+    if version is None:
+        return name
+    if isinstance(version, int) and not isinstance(version, bool):
+        version = str(version)
+    if not isinstance(version, str) or not NAME_PATTERN.match(version):
+        raise fail("version", "must be a string of letters, digits and _.+- (up to 64),"
+                              " or an integer")
+    return f"{name}{VERSION_MARK}{version}"
+
+
+def _bot_command(path: Path, entry: dict[str, Any], fail: Fail) -> BotCommand:
     command = entry.get("command")
     if isinstance(command, list) and all(isinstance(w, str) for w in command):
         command = shlex.join(command)
     if not isinstance(command, str) or not command.strip():
-        raise fail(
-            "bots", "command",
-            "needs a command (a string or a list of strings), or remote = true", i,
-        )
-    cwd = entry.get("cwd")
-    if cwd is not None:
-        if not isinstance(cwd, str):
-            raise fail("bots", "cwd", "must be a path string", i)
-        # A missing directory is left to the bot check: on a Dask cluster it need only
-        # exist on the workers.
-        problem = directory_error(path.parent / cwd)
-        if problem is not None:
-            raise fail("bots", "cwd", f"{cwd!r}: {problem}", i)
-        cwd = str(path.parent / cwd)
+        raise fail("command", "needs a command (a string or a list of strings), or remote = true")
+    cwd = _bot_cwd(path, entry.get("cwd"), fail)
     env = entry.get("env")
     if env is not None and (
         not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values())
     ):
-        raise fail("bots", "env", "must be a table of strings", i)
+        raise fail("env", "must be a table of strings")
     problem = env_error(env or {})
     if problem is not None:
-        raise fail("bots", "env", problem, i)
-    limits_raw = entry.get("limits", {})
-    if not isinstance(limits_raw, dict):
-        raise fail("bots", "limits", "must be a table", i)
-    for key in limits_raw:
-        if key not in _LIMIT_KEYS:
-            raise fail("bots", "limits", f"unknown limit {key!r}", i)
+        raise fail("env", problem)
+    limits = _bot_limits(entry.get("limits", {}), fail)
     try:
-        limits = ResourceLimits(**limits_raw)
+        return make_command(command, cwd=cwd, env=env, limits=limits)
     except (TypeError, ValueError) as exc:
-        raise fail("bots", "limits", str(exc), i) from None
-    try:
-        cmd = make_command(command, cwd=cwd, env=env, limits=limits)
-    except (TypeError, ValueError) as exc:
-        raise fail("bots", "command", str(exc), i) from None
-    return BotSpec(name, cmd)
+        raise fail("command", str(exc)) from None
+
+
+def _bot_cwd(path: Path, cwd: object, fail: Fail) -> str | None:
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str):
+        raise fail("cwd", "must be a path string")
+    # A missing directory is left to the bot check: on a Dask cluster it need only exist
+    # on the workers.
+    problem = directory_error(path.parent / cwd)
+    if problem is not None:
+        raise fail("cwd", f"{cwd!r}: {problem}")
+    return str(path.parent / cwd)
+
+
+def _bot_limits(table: object, fail: Fail) -> ResourceLimits:
+    """A bot's ``limits`` table; its problems are reported at ``limits``, naming the
+    limit."""
+    if not isinstance(table, dict):
+        raise fail("limits", "must be a table")
+
+    def fail_limit(key: str | None, message: str) -> Exception:
+        return fail("limits", f"{key} {message}" if key else message)
+
+    return build(ResourceLimits, read_fields(table, ResourceLimits, fail_limit), fail_limit)

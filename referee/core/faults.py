@@ -28,8 +28,19 @@ __all__ = [
     "BotProtocolError",
     "BotStartError",
     "BotTimeout",
+    "FaultPolicy",
     "FaultReason",
 ]
+
+
+class FaultPolicy(StrEnum):
+    """What a bot's fault costs it (``fault_policy``)."""
+
+    #: Any fault forfeits the game.
+    FORFEIT = "forfeit"
+    #: A timeout or an illegal answer plays a default action and counts a strike; the
+    #: ``strikes``-th strike forfeits. A crash or a protocol error still forfeits.
+    STRIKES = "strikes"
 
 
 class FaultReason(StrEnum):

@@ -31,7 +31,13 @@ from taki_protocol import (
 from taki_protocol import Forfeit as WireForfeit
 
 from referee.core.clock import SeatClock, TimeControl
-from referee.core.faults import BotCrashed, BotFault, BotIllegalAction, BotTimeout
+from referee.core.faults import (
+    BotCrashed,
+    BotFault,
+    BotIllegalAction,
+    BotTimeout,
+    FaultPolicy,
+)
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
 from referee.core.series import SeriesGame
@@ -41,9 +47,6 @@ from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
 
-FAULT_POLICIES = ("forfeit", "strikes")
-
-
 @attrs.frozen
 class MatchSettings:
     """How games are refereed."""
@@ -52,8 +55,8 @@ class MatchSettings:
     time: TimeControl = attrs.field(factory=TimeControl)
     #: "forfeit": any fault forfeits. "strikes": a timeout or an illegal answer plays a
     #: default action and counts a strike; the ``strikes``-th strike forfeits.
-    fault_policy: str = attrs.field(
-        default="forfeit", validator=attrs.validators.in_(FAULT_POLICIES)
+    fault_policy: FaultPolicy = attrs.field(
+        default=FaultPolicy.FORFEIT, converter=FaultPolicy
     )
     strikes: int = attrs.field(default=3, validator=attrs.validators.ge(1))
     #: Restart a bot that crashed or forfeited, for the next game.
