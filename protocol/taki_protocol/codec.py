@@ -364,38 +364,11 @@ class Codec:
         # decision, come first (benchmarks/ipc.py).
         match message:
             case Answer():
-                if message.id == self._open_id:
-                    self._open_id = None
-                elif message.id in self._abandoned:  # a bot answering a superseded request
-                    self._abandoned.discard(message.id)
-                elif self._open_id is None:
-                    raise error(f"answer for request {message.id}, but no request is open")
-                else:
-                    raise error(
-                        f"answer for request {message.id}, but the open request is {self._open_id}"
-                    )
+                self._answer(message.id, error)
             case Decide() | React():
-                if self._game_id is None:
-                    raise error(f"{message.TYPE!r} outside of a game")
-                if message.id <= self._last_id:
-                    raise error(
-                        f"{message.TYPE!r} id {message.id} is not above the previous request"
-                        f" id {self._last_id}"
-                    )
-                # A bot may see a new request before it answered the previous one: the
-                # referee gave up on that one. The referee must say so explicitly.
-                superseded = self._superseded(error, message.TYPE)
-                if superseded is not None:
-                    self._abandoned.add(superseded)
-                self._open_id = self._last_id = message.id
-            case Hello():
-                if self._hello:
-                    raise error("duplicate 'hello'")
-                self._hello = True
-            case BotHello():
-                if self._bot_hello:
-                    raise error("duplicate 'bot_hello'")
-                self._bot_hello = True
+                self._request(message.id, message.TYPE, error)
+            case Hello() | BotHello():
+                self._handshake(message.TYPE, error)
             case GameStart():
                 if not (self._hello and self._bot_hello):
                     raise error("'game_start' before the hello handshake completed")
@@ -403,20 +376,58 @@ class Codec:
                     raise error(f"'game_start' while game {self._game_id!r} is in progress")
                 self._game_id = message.game_id
             case GameOver():
-                if self._game_id is None:
-                    raise error("'game_over' outside of a game")
-                if message.game_id != self._game_id:
-                    raise error(
-                        f"'game_over' for game {message.game_id!r}, but game"
-                        f" {self._game_id!r} is in progress"
-                    )
-                superseded = self._superseded(error, message.TYPE)
-                if superseded is not None:
-                    self._abandoned.add(superseded)
-                self._open_id = None
-                self._game_id = None
+                self._game_over(message.game_id, error)
             case Error() | Shutdown():
                 self._final = message.TYPE
+
+    def _answer(self, request_id: int, error: type[ProtocolError]) -> None:
+        if request_id == self._open_id:
+            self._open_id = None
+        elif request_id in self._abandoned:  # a bot answering a superseded request
+            self._abandoned.discard(request_id)
+        elif self._open_id is None:
+            raise error(f"answer for request {request_id}, but no request is open")
+        else:
+            raise error(
+                f"answer for request {request_id}, but the open request is {self._open_id}"
+            )
+
+    def _request(self, request_id: int, kind: str, error: type[ProtocolError]) -> None:
+        if self._game_id is None:
+            raise error(f"{kind!r} outside of a game")
+        if request_id <= self._last_id:
+            raise error(
+                f"{kind!r} id {request_id} is not above the previous request id {self._last_id}"
+            )
+        # A bot may see a new request before it answered the previous one: the referee
+        # gave up on that one. The referee must say so explicitly.
+        superseded = self._superseded(error, kind)
+        if superseded is not None:
+            self._abandoned.add(superseded)
+        self._open_id = self._last_id = request_id
+
+    def _handshake(self, kind: str, error: type[ProtocolError]) -> None:
+        if kind == Hello.TYPE:
+            if self._hello:
+                raise error("duplicate 'hello'")
+            self._hello = True
+        else:
+            if self._bot_hello:
+                raise error("duplicate 'bot_hello'")
+            self._bot_hello = True
+
+    def _game_over(self, game_id: str, error: type[ProtocolError]) -> None:
+        if self._game_id is None:
+            raise error("'game_over' outside of a game")
+        if game_id != self._game_id:
+            raise error(
+                f"'game_over' for game {game_id!r}, but game {self._game_id!r} is in progress"
+            )
+        superseded = self._superseded(error, GameOver.TYPE)
+        if superseded is not None:
+            self._abandoned.add(superseded)
+        self._open_id = None
+        self._game_id = None
 
     def _superseded(self, error: type[ProtocolError], kind: str) -> int | None:
         """The open request that a new request or ``game_over`` replaces, if any.
