@@ -28,12 +28,8 @@ from referee.rules import Rules
 MAX_ELO = 2000
 
 
-async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
-    new = parse_bot_arg(args.new, 0, "NEW")
-    old = parse_bot_arg(args.old, 1, "OLD")
-    if new.name == old.name:
-        old = attrs.evolve(old, name=f"{old.name}-old")
-    new, old = sandboxed_bots(args, [new, old])
+def checked_sprt(args: argparse.Namespace) -> Sprt:
+    """The test the arguments ask for; UsageError for bounds or limits out of range."""
     for flag, value in (("--elo0", args.elo0), ("--elo1", args.elo1)):
         if not -MAX_ELO <= value <= MAX_ELO:  # also refuses nan and inf
             raise UsageError(f"{flag} must be between -{MAX_ELO} and {MAX_ELO}, got {value}")
@@ -47,6 +43,16 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
         raise UsageError("--concurrency must be at least 1")
     if args.max_forfeits is not None and args.max_forfeits < 0:
         raise UsageError("--max-forfeits must be at least 0")
+    return sprt
+
+
+async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
+    new = parse_bot_arg(args.new, 0, "NEW")
+    old = parse_bot_arg(args.old, 1, "OLD")
+    if new.name == old.name:
+        old = attrs.evolve(old, name=f"{old.name}-old")
+    new, old = sandboxed_bots(args, [new, old])
+    sprt = checked_sprt(args)
     require_deal(rules, 2)
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)

@@ -28,11 +28,16 @@ __all__ = [
     "Z95",
     "Block",
     "GameResult",
+    "Tally",
+    "anchored",
+    "check_fit_args",
     "elo_to_score",
     "fit_elo",
+    "fit_pairwise",
     "likelihood_of_superiority",
     "normal_cdf",
     "score_to_elo",
+    "tally_games",
 ]
 
 #: Elo points per natural-log unit of strength: 400 / ln(10).
@@ -127,7 +132,7 @@ _Contribution: TypeAlias = list[tuple[int, float, float]]
 
 
 @attrs.define
-class _Tally:
+class Tally:
     names: list[str]
     games: list[int]
     wins: list[list[int]]  # wins[i][j]: pairwise wins of i over j
@@ -143,7 +148,7 @@ def _block_key(game: GameResult, position: int) -> tuple[str, Block | int]:
     return ("block", game.block) if game.block is not None else ("game", position)
 
 
-def _tally(games: Sequence[GameResult]) -> _Tally:
+def tally_games(games: Sequence[GameResult]) -> Tally:
     names = sorted({name for g in games for name in g.places})
     index = {name: i for i, name in enumerate(names)}
     n = len(names)
@@ -182,7 +187,7 @@ def _tally(games: Sequence[GameResult]) -> _Tally:
         for p, pts, cnt in contribution:
             points[p] += pts
             counts[p] += cnt
-    return _Tally(names, played, wins, draws, pairs, points, counts, blocks)
+    return Tally(names, played, wins, draws, pairs, points, counts, blocks)
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +281,7 @@ def _fit_theta(
 
 
 def _weighted_pairs(
-    tally: _Tally, weights: Sequence[int] | None
+    tally: Tally, weights: Sequence[int] | None
 ) -> tuple[list[float], list[float]]:
     """Points and pairwise games of every pair, each block counted ``weights[b]`` times
     (once each without ``weights``)."""
@@ -292,8 +297,8 @@ def _weighted_pairs(
     return points, counts
 
 
-def _fit_pairwise(
-    tally: _Tally,
+def fit_pairwise(
+    tally: Tally,
     prior: float,
     weights: Sequence[int] | None = None,
     start: Sequence[float] | None = None,
@@ -304,13 +309,13 @@ def _fit_pairwise(
     return _fit_theta(len(tally.names), tally.pairs, points, counts, prior, start)
 
 
-def _anchored(theta: Sequence[float], anchor: int | None, anchor_elo: float) -> list[float]:
+def anchored(theta: Sequence[float], anchor: int | None, anchor_elo: float) -> list[float]:
     elos = [x * ELO_PER_NAT for x in theta]
     ref = elos[anchor] if anchor is not None else sum(elos) / len(elos)
     return [e - ref + anchor_elo for e in elos]
 
 
-def _check_fit_args(names: Sequence[str], anchor: str | None, prior: float) -> int | None:
+def check_fit_args(names: Sequence[str], anchor: str | None, prior: float) -> int | None:
     if not (prior >= 0.0 and math.isfinite(prior)):
         raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
     if anchor is None:
@@ -334,13 +339,13 @@ def fit_elo(
     of the field; ``0`` gives the plain MLE and raises ``ValueError`` if that
     is not finite (a bot or group of bots that never lost or never won).
     """
-    tally = _tally(games)
-    anchor_index = _check_fit_args(tally.names, anchor, prior)
+    tally = tally_games(games)
+    anchor_index = check_fit_args(tally.names, anchor, prior)
     if not tally.names:
         return {}
     theta = _fit_theta(len(tally.names), tally.pairs, tally.points, tally.counts, prior)
     if theta is None:
         raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
-    return dict(zip(tally.names, _anchored(theta, anchor_index, anchor_elo), strict=True))
+    return dict(zip(tally.names, anchored(theta, anchor_index, anchor_elo), strict=True))
 
 

@@ -18,14 +18,15 @@ import attrs
 
 from referee.ratings.elo import (
     GameResult,
-    _anchored,
-    _check_fit_args,
-    _fit_pairwise,
-    _tally,
+    Tally,
+    anchored,
+    check_fit_args,
+    fit_pairwise,
     likelihood_of_superiority,
+    tally_games,
 )
 from referee.ratings.models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel
-from referee.ratings.plackett_luce import _fit_rankings, _rankings
+from referee.ratings.plackett_luce import fit_rankings, rankings_of
 
 __all__ = [
     "MULTIPLAYER_MODEL",
@@ -151,45 +152,71 @@ def rate(
         model = default_model(games)
     elif model not in RATING_MODELS:
         raise ValueError(f"unknown rating model {model!r} (known: {', '.join(RATING_MODELS)})")
-    tally = _tally(games)
+    tally = tally_games(games)
     names = tally.names
     n = len(names)
-    anchor_index = _check_fit_args(names, anchor, prior)
-    fit: _Fit = (partial(_fit_rankings, _rankings(games, names), tally, prior)
-                 if model == "plackett-luce" else partial(_fit_pairwise, tally, prior))
+    anchor_index = check_fit_args(names, anchor, prior)
+    fit: _Fit = (partial(fit_rankings, rankings_of(games, names), tally, prior)
+                 if model == "plackett-luce" else partial(fit_pairwise, tally, prior))
     theta_hat = fit(None, None) if n else []
     if theta_hat is None:
         raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
-    elos = _anchored(theta_hat, anchor_index, anchor_elo) if n else []
+    elos = anchored(theta_hat, anchor_index, anchor_elo) if n else []
 
-    samples: list[list[float]] = [[] for _ in range(n)]
-    used = 0
-    if n and resamples:
-        rng = random.Random(seed)
-        n_blocks = len(tally.blocks)
-        block_ids = range(n_blocks)
-        for _ in range(resamples):
-            weight = [0] * n_blocks
-            for b in rng.choices(block_ids, k=n_blocks):
-                weight[b] += 1
-            theta = fit(weight, theta_hat)
-            if theta is None:
-                continue
-            used += 1
-            for i, e in enumerate(_anchored(theta, anchor_index, anchor_elo)):
-                samples[i].append(e)
+    samples = _bootstrap(fit, theta_hat, len(tally.blocks), resamples if n else 0, seed,
+                         lambda theta: anchored(theta, anchor_index, anchor_elo))
+    used = len(samples)
 
     bots = []
     for i, name in enumerate(names):
         ci: tuple[float, float] | None = None
         if used:
-            ordered = sorted(samples[i])
+            ordered = sorted(sample[i] for sample in samples)
             ci = (_percentile(ordered, 0.025), _percentile(ordered, 0.975))
         pts = sum(tally.wins[i]) + 0.5 * sum(tally.draws[i])
         total = pts + sum(tally.wins[j][i] + 0.5 * tally.draws[j][i] for j in range(n))
         bots.append(BotRating(name, elos[i], ci, tally.games[i], pts / total if total else 0.5))
     bots.sort(key=lambda b: (-b.elo, b.name))
 
+    los, table = _pair_tables(names, tally)
+    return RatingReport(
+        bots=tuple(bots),
+        los=MappingProxyType(los),
+        crosstable=MappingProxyType(table),
+        resamples=used,
+        anchor=anchor,
+        anchor_elo=anchor_elo,
+        model=model,
+    )
+
+
+def _bootstrap(
+    fit: _Fit,
+    theta_hat: Sequence[float],
+    n_blocks: int,
+    resamples: int,
+    seed: int,
+    anchored: Callable[[list[float]], list[float]],
+) -> list[list[float]]:
+    """The anchored Elo of every bot in each resample of the duplicate blocks (drawn
+    from ``random.Random(seed)``) that has a finite fit."""
+    rng = random.Random(seed)
+    block_ids = range(n_blocks)
+    found: list[list[float]] = []
+    for _ in range(resamples):
+        weight = [0] * n_blocks
+        for b in rng.choices(block_ids, k=n_blocks):
+            weight[b] += 1
+        theta = fit(weight, theta_hat)
+        if theta is not None:
+            found.append(anchored(theta))
+    return found
+
+
+def _pair_tables(
+    names: Sequence[str], tally: Tally
+) -> tuple[dict[str, Mapping[str, float]], dict[str, Mapping[str, PairRecord]]]:
+    """The likelihood of superiority of every pair, and the crosstable."""
     los: dict[str, Mapping[str, float]] = {}
     table: dict[str, Mapping[str, PairRecord]] = {}
     for i, a in enumerate(names):
@@ -204,12 +231,4 @@ def rate(
                 row_table[opponent] = PairRecord(w, d, lost)
         los[a] = MappingProxyType(row_los)
         table[a] = MappingProxyType(row_table)
-    return RatingReport(
-        bots=tuple(bots),
-        los=MappingProxyType(los),
-        crosstable=MappingProxyType(table),
-        resamples=used,
-        anchor=anchor,
-        anchor_elo=anchor_elo,
-        model=model,
-    )
+    return los, table

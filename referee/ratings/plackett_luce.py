@@ -21,24 +21,24 @@ import attrs
 from referee.ratings.elo import (
     Block,
     GameResult,
-    _anchored,
+    Tally,
     _block_key,
-    _check_fit_args,
     _mle_exists,
-    _Tally,
-    _tally,
     _weighted_pairs,
+    anchored,
+    check_fit_args,
+    tally_games,
 )
 from referee.ratings.newton import maximize
 
-__all__ = ["fit_plackett_luce"]
+__all__ = ["Rankings", "fit_plackett_luce", "fit_rankings", "rankings_of"]
 
 # A block's contribution: (bot, times chosen) and (choice set index, weight).
 _Contribution = tuple[list[tuple[int, float]], list[tuple[int, float]]]
 
 
 @attrs.define
-class _Rankings:
+class Rankings:
     """The games as choices: ``sets[s]`` is a set of bots (indices into the pairwise
     tally's names, sorted, at least two) that a choice was made from."""
 
@@ -80,7 +80,7 @@ def _add_ranking(
         remaining = rest
 
 
-def _rankings(games: Sequence[GameResult], names: Sequence[str]) -> _Rankings:
+def rankings_of(games: Sequence[GameResult], names: Sequence[str]) -> Rankings:
     index = {name: i for i, name in enumerate(names)}
     set_index: dict[tuple[int, ...], int] = {}
     by_block: dict[tuple[str, Block | int], tuple[dict[int, float], dict[int, float]]] = {}
@@ -93,7 +93,7 @@ def _rankings(games: Sequence[GameResult], names: Sequence[str]) -> _Rankings:
             weights[s] = weights.get(s, 0.0) + weight
     blocks = [(list(chosen.items()), list(weights.items())) for chosen, weights in
               by_block.values()]
-    return _Rankings(sorted(set_index, key=set_index.__getitem__), blocks)
+    return Rankings(sorted(set_index, key=set_index.__getitem__), blocks)
 
 
 def _log_sum_exp(theta: Sequence[float], members: Sequence[int]) -> float:
@@ -101,9 +101,9 @@ def _log_sum_exp(theta: Sequence[float], members: Sequence[int]) -> float:
     return top + math.log(sum(math.exp(theta[j] - top) for j in members))
 
 
-def _fit_rankings(
-    rankings: _Rankings,
-    tally: _Tally,
+def fit_rankings(
+    rankings: Rankings,
+    tally: Tally,
     prior: float,
     weights: Sequence[int] | None = None,
     start: Sequence[float] | None = None,
@@ -170,11 +170,11 @@ def fit_plackett_luce(
 ) -> dict[str, float]:
     """Point estimate of every bot's Elo (Plackett-Luce MLE over the whole rankings), with
     the arguments and errors of :func:`referee.ratings.elo.fit_elo`."""
-    tally = _tally(games)
-    anchor_index = _check_fit_args(tally.names, anchor, prior)
+    tally = tally_games(games)
+    anchor_index = check_fit_args(tally.names, anchor, prior)
     if not tally.names:
         return {}
-    theta = _fit_rankings(_rankings(games, tally.names), tally, prior)
+    theta = fit_rankings(rankings_of(games, tally.names), tally, prior)
     if theta is None:
         raise ValueError("no finite maximum-likelihood fit without a prior (perfect separation)")
-    return dict(zip(tally.names, _anchored(theta, anchor_index, anchor_elo), strict=True))
+    return dict(zip(tally.names, anchored(theta, anchor_index, anchor_elo), strict=True))
