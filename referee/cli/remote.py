@@ -13,7 +13,7 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 
-from referee.config.bot_commands import _default_name, make_command
+from referee.config.bot_commands import default_name, make_command
 from referee.core.errors import UsageError
 from referee.core.specs import BotSpec
 from referee.shell.network import RemoteSetupError, format_address, parse_address
@@ -112,7 +112,7 @@ async def run_connect_command(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.startup_ms < 1:
         raise UsageError("--startup-ms must be positive")
-    name = args.name if args.name is not None else _default_name(command, 0)
+    name = args.name if args.name is not None else default_name(command, 0)
     log_to_stderr("taki-referee connect")
     try:
         tls = client_tls_context(args.ca) if args.tls or args.ca is not None else None

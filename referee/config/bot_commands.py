@@ -80,7 +80,7 @@ def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
             f" \"{command.strip()} my_bot.py\""
         )
     if not name:
-        name = _default_name(cmd, index)
+        name = default_name(cmd, index)
     return BotSpec(name, cmd, origin)
 
 
@@ -88,7 +88,7 @@ def parse_bot_arg(text: str, index: int, origin: str | None = None) -> BotSpec:
 INTERPRETERS = re.compile(r"^(python[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|java|bash|sh)$")
 
 
-def _default_name(cmd: BotCommand, index: int) -> str:
+def default_name(cmd: BotCommand, index: int) -> str:
     """The script's name for ``python bot.py`` or ``node js/bot.js`` (then the folder's
     name when the script is called bot or main), else the executable's name."""
     words = [w for w in cmd.argv if not w.startswith("-")]

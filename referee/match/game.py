@@ -47,6 +47,7 @@ from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
 
+
 @attrs.frozen
 class MatchSettings:
     """How games are refereed."""

@@ -30,14 +30,17 @@ __all__ = [
     "GameResult",
     "Tally",
     "anchored",
+    "block_key",
     "check_fit_args",
     "elo_to_score",
     "fit_elo",
     "fit_pairwise",
     "likelihood_of_superiority",
+    "mle_exists",
     "normal_cdf",
     "score_to_elo",
     "tally_games",
+    "weighted_pairs",
 ]
 
 #: Elo points per natural-log unit of strength: 400 / ln(10).
@@ -143,7 +146,7 @@ class Tally:
     blocks: list[_Contribution]
 
 
-def _block_key(game: GameResult, position: int) -> tuple[str, Block | int]:
+def block_key(game: GameResult, position: int) -> tuple[str, Block | int]:
     """The bootstrap's unit of the game at ``position``: its block, or the game alone."""
     return ("block", game.block) if game.block is not None else ("game", position)
 
@@ -158,7 +161,7 @@ def tally_games(games: Sequence[GameResult]) -> Tally:
     pair_index: dict[tuple[int, int], int] = {}
     block_pairs: dict[tuple[str, Block | int], dict[int, list[float]]] = {}
     for k, game in enumerate(games):
-        acc = block_pairs.setdefault(_block_key(game, k), {})
+        acc = block_pairs.setdefault(block_key(game, k), {})
         seats = sorted((index[name], place) for name, place in game.places.items())
         for a, (i, place_i) in enumerate(seats):
             played[i] += 1
@@ -195,7 +198,7 @@ def tally_games(games: Sequence[GameResult]) -> Tally:
 # ---------------------------------------------------------------------------
 
 
-def _mle_exists(
+def mle_exists(
     n: int, pairs: Sequence[tuple[int, int]], points: Sequence[float], counts: Sequence[float]
 ) -> bool:
     """Without a prior the MLE is finite iff the 'scored against' digraph is strongly connected."""
@@ -238,7 +241,7 @@ def _fit_theta(
     concave and the optimum finite.  With ``prior == 0`` bot 0 is pinned at 0 and
     ``None`` is returned when no finite maximum exists.
     """
-    if prior == 0.0 and not _mle_exists(n, pairs, points, counts):
+    if prior == 0.0 and not mle_exists(n, pairs, points, counts):
         return None
     theta = list(start) if start is not None else [0.0] * n
     free = list(range(n)) if prior > 0.0 else list(range(1, n))
@@ -280,7 +283,7 @@ def _fit_theta(
     return maximize(theta, free, objective, derivatives)
 
 
-def _weighted_pairs(
+def weighted_pairs(
     tally: Tally, weights: Sequence[int] | None
 ) -> tuple[list[float], list[float]]:
     """Points and pairwise games of every pair, each block counted ``weights[b]`` times
@@ -304,8 +307,8 @@ def fit_pairwise(
     start: Sequence[float] | None = None,
 ) -> list[float] | None:
     """The Bradley-Terry strengths of the tally's bots, blocks weighted as in
-    :func:`_weighted_pairs`; ``None`` without a finite fit (only when ``prior == 0``)."""
-    points, counts = _weighted_pairs(tally, weights)
+    :func:`weighted_pairs`; ``None`` without a finite fit (only when ``prior == 0``)."""
+    points, counts = weighted_pairs(tally, weights)
     return _fit_theta(len(tally.names), tally.pairs, points, counts, prior, start)
 
 

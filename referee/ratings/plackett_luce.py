@@ -22,12 +22,12 @@ from referee.ratings.elo import (
     Block,
     GameResult,
     Tally,
-    _block_key,
-    _mle_exists,
-    _weighted_pairs,
     anchored,
+    block_key,
     check_fit_args,
+    mle_exists,
     tally_games,
+    weighted_pairs,
 )
 from referee.ratings.newton import maximize
 
@@ -85,7 +85,7 @@ def rankings_of(games: Sequence[GameResult], names: Sequence[str]) -> Rankings:
     set_index: dict[tuple[int, ...], int] = {}
     by_block: dict[tuple[str, Block | int], tuple[dict[int, float], dict[int, float]]] = {}
     for k, game in enumerate(games):
-        chosen, weights = by_block.setdefault(_block_key(game, k), ({}, {}))
+        chosen, weights = by_block.setdefault(block_key(game, k), ({}, {}))
         game_sets: dict[tuple[int, ...], float] = {}
         _add_ranking(index, game.places, chosen, game_sets)
         for members, weight in game_sets.items():
@@ -118,7 +118,7 @@ def fit_rankings(
     returned when no finite maximum exists.
     """
     n = len(tally.names)
-    if prior == 0.0 and not _mle_exists(n, tally.pairs, *_weighted_pairs(tally, weights)):
+    if prior == 0.0 and not mle_exists(n, tally.pairs, *weighted_pairs(tally, weights)):
         return None
     chosen = [0.0] * (n + 1)  # the last is the virtual opponent's, pinned at 0
     set_weight = [0.0] * len(rankings.sets)

@@ -191,6 +191,11 @@ class GameState:
         """The ranking (R22, R23); also valid for a game still running."""
         return game_result(self)
 
+    def clear_legal_cache(self) -> None:
+        """Forget the legal actions kept from the last request (a new or copied state)."""
+        self._legal = []
+        self._legal_key = -1
+
     def copy(self) -> GameState:
         other = GameState.__new__(GameState)
         for name in GameState.__slots__:
@@ -208,7 +213,7 @@ class GameState:
         other.stages = None if self.stages is None else list(self.stages)
         other.forfeits = list(self.forfeits)
         other.events = list(self.events)
-        other._legal_key = -1
+        other.clear_legal_cache()
         return other
 
     def snapshot(self) -> tuple[Any, ...]:
@@ -371,8 +376,7 @@ def new_game(
     s.forfeits = []
     s.action_count = 0
     s.events = []
-    s._legal = []
-    s._legal_key = -1
+    s.clear_legal_cache()
     return s
 
 

@@ -21,8 +21,19 @@ from taki_protocol import (
 
 from referee.shell.network import describe_error, format_address, not_tls
 
-__all__ = ["CONNECT_BURST", "CONNECT_RATE_PER_S", "PREAUTH_MAX_BYTES", "PREAUTH_TIMEOUT_S",
-           "RateLimiter"]
+__all__ = [
+    "CONNECT_BURST",
+    "CONNECT_RATE_PER_S",
+    "PREAUTH_MAX_BYTES",
+    "PREAUTH_TIMEOUT_S",
+    "Pending",
+    "RateLimiter",
+    "RefusalLog",
+    "Refused",
+    "describe_handshake_error",
+    "peer_of",
+    "read_bot_hello",
+]
 
 #: Refusals are logged with the remote seats' other lines.
 log = logging.getLogger("referee.shell.remote")
@@ -122,7 +133,7 @@ class RateLimiter:
                 del self._buckets[key]
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """A connection that may not play: ``kind`` for the counters, ``detail`` for humans."""
 
     def __init__(self, kind: str, detail: str, *, tell: bool = True) -> None:
@@ -132,12 +143,12 @@ class _Refused(Exception):
         self.tell = tell
 
 
-def _describe_handshake_error(exc: BaseException) -> str:
+def describe_handshake_error(exc: BaseException) -> str:
     hint = " (the peer does not speak TLS: is the bot connecting without --tls?)"
     return describe_error(exc) + (hint if not_tls(exc) else "")
 
 
-def _peer_of(stream: trio.SocketStream) -> tuple[str, str] | None:
+def peer_of(stream: trio.SocketStream) -> tuple[str, str] | None:
     """The peer's (address, printable address:port), None if it is already gone."""
     try:
         name = stream.socket.getpeername()
@@ -147,7 +158,7 @@ def _peer_of(stream: trio.SocketStream) -> tuple[str, str] | None:
     return host, format_address(host, port)
 
 
-async def _read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
+async def read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
     """The first message of a new connection, as bytes: at most PREAUTH_MAX_BYTES, and
     nothing after it (a bot waits for ``hello`` before it sends anything else). ``tls``:
     whether the connection is TLS already (if not, a TLS handshake is told apart)."""
@@ -155,34 +166,34 @@ async def _read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
     while True:
         chunk = await stream.receive_some(PREAUTH_MAX_BYTES + 1 - len(frames))
         if not chunk:
-            raise _Refused("closed", "closed the connection before its bot_hello", tell=False)
+            raise Refused("closed", "closed the connection before its bot_hello", tell=False)
         frames.feed(chunk)
         if not tls and frames.peek(2) == _TLS_HANDSHAKE[: len(frames)]:
             if len(frames) < 2:
                 continue
             # The refusal is told all the same: a TLS client takes it for a broken
             # handshake from a server that does not speak TLS, which is the case.
-            raise _Refused(
+            raise Refused(
                 "protocol", "it began a TLS handshake, but this referee serves plain TCP"
                 " (is the bot connecting with --tls?)",
             )
         try:
             frame = frames.next_frame()
         except ProtocolError as exc:
-            raise _Refused("protocol", f"bad first message: {exc}") from None
+            raise Refused("protocol", f"bad first message: {exc}") from None
         if frame is not None:
             if frames:
-                raise _Refused(
+                raise Refused(
                     "protocol", "sent more than its bot_hello before the referee's hello"
                 )
             return frame
         if len(frames) > PREAUTH_MAX_BYTES:
-            raise _Refused(
+            raise Refused(
                 "protocol", f"sent more than {PREAUTH_MAX_BYTES} bytes before authenticating"
             )
 
 
-class _Pending:
+class Pending:
     """A connection that is authenticating: its address's key, and the scope that drops
     it while it is still reading its ``bot_hello``."""
 
@@ -194,7 +205,7 @@ class _Pending:
         self.reading = True
 
 
-class _RefusalLog:
+class RefusalLog:
     """The log lines about connections refused before they authenticate, without a
     flood: of each kind of refusal, each address is named at most once every
     :data:`_REFUSAL_LOG_INTERVAL_S`, and at most :data:`_REFUSAL_LOG_LINES` lines are

@@ -59,13 +59,13 @@ from referee.core.faults import BotFault
 from referee.shell.admission import (
     PREAUTH_MAX_BYTES,
     PREAUTH_TIMEOUT_S,
+    Pending,
     RateLimiter,
-    _describe_handshake_error,
-    _peer_of,
-    _Pending,
-    _read_bot_hello,
-    _RefusalLog,
-    _Refused,
+    RefusalLog,
+    Refused,
+    describe_handshake_error,
+    peer_of,
+    read_bot_hello,
 )
 from referee.shell.bots import BotConnection
 from referee.shell.stream_transport import BROKEN_STREAM, StreamTransport
@@ -168,9 +168,9 @@ class RemoteSeats:
         self._open: set[StreamTransport] = set()  # every connection not closed yet
         self._max_pending = max_pending
         self._max_pending_per_address = max_pending_per_address
-        self._pending: dict[str, list[_Pending]] = {}  # by address key, oldest first
+        self._pending: dict[str, list[Pending]] = {}  # by address key, oldest first
         self._pending_count = 0
-        self._refusals = _RefusalLog()
+        self._refusals = RefusalLog()
         #: Per seat, the latest its games wait for it in its current absence (set by
         #: the first game that waits for it, cleared when it joins).
         self._join_deadlines: dict[str, float] = {}
@@ -269,7 +269,7 @@ class RemoteSeats:
                     log.warning("cannot accept remote connections for now: %s", exc)
                 await trio.sleep(0.1)
                 continue
-            peer = _peer_of(stream)
+            peer = peer_of(stream)
             if peer is None:
                 await trio.aclose_forcefully(stream)
                 continue
@@ -288,7 +288,7 @@ class RemoteSeats:
             if not self._make_room(key, shown):
                 await trio.aclose_forcefully(stream)
                 continue
-            pending = _Pending(key)
+            pending = Pending(key)
             self._pending.setdefault(key, []).append(pending)
             self._pending_count += 1
             nursery.start_soon(self._admit, stream, shown, pending, name=f"remote peer {shown}")
@@ -324,7 +324,7 @@ class RemoteSeats:
         self.refused[kind] += 1
         self._refusals.note(logging.WARNING, kind, key, message, *args)
 
-    def _release(self, pending: _Pending) -> None:
+    def _release(self, pending: Pending) -> None:
         """The connection no longer holds a place among those authenticating."""
         held = self._pending.get(pending.key)
         if held is None or pending not in held:
@@ -334,7 +334,7 @@ class RemoteSeats:
             del self._pending[pending.key]
         self._pending_count -= 1
 
-    async def _admit(self, tcp: trio.SocketStream, peer: str, pending: _Pending) -> None:
+    async def _admit(self, tcp: trio.SocketStream, peer: str, pending: Pending) -> None:
         """Authenticate one new connection and hand it to its seat, or refuse it."""
         stream: trio.abc.Stream = tcp
         admitted = False
@@ -345,16 +345,16 @@ class RemoteSeats:
                         tcp, self._tls, server_side=True, https_compatible=True
                     )
                     await stream.do_handshake()
-                received = await _read_bot_hello(stream, tls=self._tls is not None)
+                received = await read_bot_hello(stream, tls=self._tls is not None)
             pending.reading = False
             if pending.scope.cancelled_caught:
                 return  # dropped to make room, and counted then
             if timeout.cancelled_caught:
-                raise _Refused(
+                raise Refused(
                     "timeout", f"no bot_hello within {self._preauth_timeout_s:g} s"
                 )
             admitted = await self._authenticate(stream, tcp, peer, received)
-        except _Refused as refusal:
+        except Refused as refusal:
             self.refused[refusal.kind] += 1
             level = logging.INFO if refusal.kind == "closed" else logging.WARNING
             self._refusals.note(level, refusal.kind, pending.key,
@@ -367,7 +367,7 @@ class RemoteSeats:
             self.refused["broken"] += 1
             self._refusals.note(logging.INFO, "broken", pending.key,
                                 "the connection from %s failed before it joined: %s", peer,
-                                _describe_handshake_error(exc))
+                                describe_handshake_error(exc))
         except Exception:  # a bug: it must not stop the server
             self.refused["broken"] += 1
             log.exception("error while admitting the connection from %s", peer)
@@ -381,26 +381,26 @@ class RemoteSeats:
         self, stream: trio.abc.Stream, tcp: trio.SocketStream, peer: str, received: bytes
     ) -> bool:
         """Check the token of a new connection and admit it to its seat. True once the
-        stream is no longer the caller's to close; raises _Refused."""
+        stream is no longer the caller's to close; raises Refused."""
         try:
             hello = unpack_message(received, max_size=PREAUTH_MAX_BYTES)
         except ProtocolError as exc:
-            raise _Refused("protocol", f"bad first message: {exc}") from None
+            raise Refused("protocol", f"bad first message: {exc}") from None
         if not isinstance(hello, BotHello):
-            raise _Refused("protocol", f"the first message must be bot_hello, not {hello.TYPE}")
+            raise Refused("protocol", f"the first message must be bot_hello, not {hello.TYPE}")
         if hello.token is None:
-            raise _Refused(
+            raise Refused(
                 "no_token", "no token: a remote bot's bot_hello must carry its seat's token"
             )
         name = self.lookup(hello.token)
         if name is None:
-            raise _Refused("unknown_token", "unknown token")
+            raise Refused("unknown_token", "unknown token")
         if self._closing:
-            raise _Refused("closed", "the referee is closing", tell=True)
+            raise Refused("closed", "the referee is closing", tell=True)
         async with self._admitting[name]:
             current = self._current.get(name)
             if current is not None and await self._still_connected(name, current):
-                raise _Refused(
+                raise Refused(
                     "duplicate", f"the token of {name} is already connected"
                     f" (from {transport_of(current).peer})",
                 )
