@@ -258,6 +258,13 @@ class RemoteSeats:
 
     # ---------------------------------------------------------------- server
 
+    def serve(self, listeners: Sequence[trio.SocketListener], nursery: trio.Nursery) -> None:
+        """Admit the bots that connect to ``listeners``, in tasks of ``nursery`` (which
+        also runs each connection's admission and the kills of replaced connections)."""
+        self._nursery = nursery
+        for listener in listeners:
+            nursery.start_soon(self._serve, listener, nursery)
+
     async def _serve(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
         while True:
             try:
@@ -438,7 +445,7 @@ class RemoteSeats:
         await transport.kill()
         self._open.discard(transport)
 
-    async def _close_all(self) -> None:
+    async def close_all(self) -> None:
         """Say goodbye to every bot still connected, then close every connection."""
         self._closing = True
 

@@ -24,6 +24,7 @@ from referee.shell.remote import (
     MAX_PENDING_PER_ADDRESS,
     RemoteSeats,
 )
+from referee.shell.services import service_nursery
 
 __all__ = ["open_remote_seats", "server_tls_context", "write_tokens"]
 
@@ -93,8 +94,6 @@ async def open_remote_seats(
         raise RemoteSetupError(
             f"cannot listen on {format_address(host, port)}: {exc.strerror or exc}"
         ) from None
-    raised: BaseException | None = None
-    unwrapped = False
     try:
         for listener in listeners:
             name = listener.socket.getsockname()
@@ -105,29 +104,14 @@ async def open_remote_seats(
         security = "TLS" if tls is not None else "plain TCP"
         log.info("remote seats %s listen on %s (%s); tokens in %s", ", ".join(names), where,
                  security, tokens_path if tokens_path is not None else "memory")
-        try:
-            async with trio.open_nursery() as nursery:
-                seats._nursery = nursery
-                for listener in listeners:
-                    nursery.start_soon(seats._serve, listener, nursery)
-                try:
-                    yield seats
-                except BaseException as exc:
-                    raised = exc
-                    raise
-                finally:
-                    with trio.CancelScope(shield=True):
-                        await seats._close_all()
-                    nursery.cancel_scope.cancel()
-        except BaseExceptionGroup as group:
-            # The server's tasks never raise, so the group can only wrap the body's.
-            if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
-                raise
-            unwrapped = True
+        async with service_nursery() as nursery:
+            seats.serve(listeners, nursery)
+            try:
+                yield seats
+            finally:
+                with trio.CancelScope(shield=True):
+                    await seats.close_all()
     finally:
         with trio.CancelScope(shield=True):
             for listener in listeners:
                 await listener.aclose()
-    if unwrapped:
-        assert raised is not None
-        raise raised
