@@ -43,9 +43,9 @@ import trio
 from taki_protocol import Decide
 
 from referee.core.clock import TimeControl
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.rules import Rules, new_game, view
 

@@ -25,9 +25,9 @@ import trio
 
 from referee.config.bot_commands import make_command
 from referee.core.clock import TimeControl
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import match_games
 from referee.core.specs import BotSpec, ResourceLimits, Sandbox
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.shell.bots import open_bot
 from referee.shell.limits import limit_backend

@@ -35,9 +35,9 @@ from taki_protocol import Decide, React
 
 from referee.core.clock import DEFAULT_GRACE_MS, TimeControl
 from referee.core.faults import BotTimeout
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame, match_games
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.shell.bots import BotConnection
 
@@ -204,7 +204,8 @@ async def run(args: argparse.Namespace) -> int:
         for seat in outcome.seats:
             if seat.forfeit is not None:
                 counts = forfeits.setdefault(seat.bot, {})
-                counts[seat.forfeit[0]] = counts.get(seat.forfeit[0], 0) + 1
+                reason = str(seat.forfeit.reason)
+                counts[reason] = counts.get(reason, 0) + 1
 
     load = f", {args.burners} CPU burners" if args.burners else ""
     print(

@@ -24,6 +24,7 @@ from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
 from referee.config.settings import LeagueConfig, load_league
 from referee.core.errors import UsageError
+from referee.core.outcomes import GameOutcome
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import ClusterError, DaskExecutor
@@ -37,7 +38,6 @@ from referee.league.runner import (
     with_seed,
 )
 from referee.league.store import ResultStore, StoreError
-from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import BotRating, RatingReport, rate
 from referee.ratings.models import RatingModel, model_named
 

@@ -26,14 +26,14 @@ from referee.config.bot_commands import parse_bot_arg, unique_names
 from referee.config.settings import directory_error
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame, fresh_seed, match_games, series_games
 from referee.core.series import SeriesResult, series_results
 from referee.core.specs import BotSpec
 from referee.core.time_use import TimeUse
 from referee.league.botcheck import require_bots
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
-from referee.rules import Rules
+from referee.rules import EndReason, Rules
 from referee.rules.config import DealError
 
 
@@ -73,11 +73,12 @@ def summary_rows(bots: Sequence[str], outcomes: Sequence[GameOutcome]) -> list[d
             row = stats[seat.bot]
             row["times"].append(seat.time)
             row["games"] += 1
-            row["wins"] += seat.place == 1 and outcome.reason in ("win", "last_standing")
+            won = outcome.reason in (EndReason.WIN, EndReason.LAST_STANDING)
+            row["wins"] += seat.place == 1 and won
             row["place_sum"] += seat.place
             row["points"] += seat.points
             if seat.forfeit is not None:
-                row["forfeits"][seat.forfeit[0]] += 1
+                row["forfeits"][str(seat.forfeit.reason)] += 1
     rows = []
     for row in stats.values():
         games = row["games"] or 1

@@ -28,8 +28,8 @@ from rich.table import Table
 from rich.text import Text
 
 from referee.core.faults import short_detail
+from referee.core.outcomes import GameOutcome
 from referee.core.time_use import TimeUse
-from referee.match.game import GameOutcome
 
 #: How often, by default, progress is printed as a line when standard error is not a
 #: terminal (a CI log): often enough to see a run is alive, rarely enough to read.
@@ -216,9 +216,9 @@ class FaultTally:
             if seat.forfeit is None:
                 continue
             faults = self.bots.setdefault(seat.bot, _BotFaults())
-            reason, detail = seat.forfeit
+            reason = str(seat.forfeit.reason)
             faults.counts[reason] = faults.counts.get(reason, 0) + 1
-            faults.last_detail = detail
+            faults.last_detail = seat.forfeit.detail
             faults.log = seat.log or faults.log
 
     def count(self, bot: str) -> int:

@@ -17,9 +17,9 @@ from referee.config.bot_commands import parse_bot_arg
 from referee.config.settings import available_cpus
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.league.botcheck import require_bots
 from referee.league.sprt_run import FORFEITS, game_score, run_sprt
-from referee.match.game import GameOutcome, MatchSettings
 from referee.ratings.sprt import Sprt, SprtState
 from referee.rules import Rules
 

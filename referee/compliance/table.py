@@ -14,8 +14,9 @@ from taki_protocol import Answer, Decide, React
 from referee.compliance.scenario import Scenario, house_action
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault
+from referee.core.outcomes import MatchSettings
 from referee.core.schedule import ScheduledGame
-from referee.match.game import Choice, GameReferee, MatchSettings
+from referee.match.game import Choice, GameReferee
 from referee.rules.events import Drew
 from referee.shell.bots import BotConnection, BotTransport
 

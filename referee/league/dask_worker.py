@@ -16,10 +16,10 @@ import attrs
 import trio
 
 from referee.core.faults import BotStartError
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotCommand, BotSpec, ResourceLimits
 from referee.league.botcheck import BotCheckFailure, check_bots
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 
 __all__ = [

@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from referee.config.settings import LeagueConfig
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import (
     ScheduledGame,
     WorkUnit,
@@ -30,7 +31,6 @@ from referee.core.schedule import (
 )
 from referee.core.specs import BotSpec
 from referee.league.store import GameRecord, ResultStore, SeatRecord
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ def record_of(outcome: GameOutcome) -> GameRecord:
                 bot=s.bot,
                 place=s.place,
                 points=s.points,
-                forfeit_reason=None if s.forfeit is None else s.forfeit[0],
-                forfeit_detail=None if s.forfeit is None else s.forfeit[1],
+                forfeit_reason=None if s.forfeit is None else s.forfeit.reason,
+                forfeit_detail=None if s.forfeit is None else s.forfeit.detail,
                 time=s.time,
             )
             for s in outcome.seats

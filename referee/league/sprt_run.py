@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame, block_games, derive_seed
 from referee.core.specs import BotSpec
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.ratings.sprt import Sprt, SprtState
 
@@ -108,7 +108,8 @@ async def run_sprt(
         for s in outcome.seats:
             if s.forfeit is not None:
                 counts = forfeits.setdefault(s.bot, {})
-                counts[s.forfeit[0]] = counts.get(s.forfeit[0], 0) + 1
+                reason = str(s.forfeit.reason)
+                counts[reason] = counts.get(reason, 0) + 1
         lost = sum(forfeits.get(new.name, {}).values())
         if max_forfeits is not None and lost > max_forfeits and stopped is None:
             stopped = (f"{new.name} (NEW) forfeited {lost} games, more than the"

@@ -30,100 +30,22 @@ from taki_protocol import (
 )
 from taki_protocol import Forfeit as WireForfeit
 
-from referee.core.clock import SeatClock, TimeControl
+from referee.core.clock import SeatClock
 from referee.core.faults import (
     BotCrashed,
     BotFault,
     BotIllegalAction,
     BotTimeout,
-    FaultPolicy,
+    FaultReason,
 )
+from referee.core.outcomes import GameOutcome, MatchSettings, SeatForfeit, SeatOutcome
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
-from referee.core.series import SeriesGame
 from referee.core.time_use import TimeRecorder, TimeUse
-from referee.rules import Action, GameResult, GameState, Rules, events_since, new_game, view
+from referee.rules import Action, GameResult, GameState, events_since, new_game, view
 from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
-
-
-@attrs.frozen
-class MatchSettings:
-    """How games are refereed."""
-
-    rules: Rules = attrs.field(factory=Rules)
-    time: TimeControl = attrs.field(factory=TimeControl)
-    #: "forfeit": any fault forfeits. "strikes": a timeout or an illegal answer plays a
-    #: default action and counts a strike; the ``strikes``-th strike forfeits.
-    fault_policy: FaultPolicy = attrs.field(
-        default=FaultPolicy.FORFEIT, converter=FaultPolicy
-    )
-    strikes: int = attrs.field(default=3, validator=attrs.validators.ge(1))
-    #: Restart a bot that crashed or forfeited, for the next game.
-    restart: bool = True
-    replay_dir: Path | None = None
-    #: When set, replays are written only of the games this bot lost (an SPRT gate
-    #: keeps what its candidate got wrong, not thousands of games).
-    replays_lost_by: str | None = None
-    log_dir: Path | None = None
-    #: The master seed the deals come from, written into every replay (never sent to
-    #: a bot) so that the whole run can be repeated; None when the caller has none.
-    master_seed: int | None = None
-
-
-@attrs.frozen
-class SeatOutcome:
-    seat: int
-    bot: str
-    place: int
-    points: int
-    forfeit: tuple[str, str] | None = None  # (reason, detail)
-    #: The seat's answer times in this game.
-    time: TimeUse = attrs.field(factory=TimeUse)
-    #: The stderr log of the seat's bot process, when it was kept.
-    log: Path | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "bot": self.bot,
-            "seat": self.seat,
-            "place": self.place,
-            "points": self.points,
-            "forfeit": None
-            if self.forfeit is None
-            else {"reason": self.forfeit[0], "detail": self.forfeit[1]},
-            "time_ms": self.time.to_json(),
-            "log": None if self.log is None else str(self.log),
-        }
-
-
-@attrs.frozen
-class GameOutcome:
-    game: ScheduledGame
-    seats: tuple[SeatOutcome, ...]
-    actions: int
-    reason: str | None
-    replay: Path | None
-    #: The winning seat, if a seat won (R22).
-    winner: int | None = None
-
-    def series_game(self) -> SeriesGame:
-        """What a series needs of this game (``referee.core.series``)."""
-        seats = sorted(self.seats, key=lambda s: s.seat)
-        return SeriesGame(self.game.game_id, self.game.block, tuple(s.bot for s in seats),
-                          tuple(s.points for s in seats), self.winner,
-                          frozenset(s.seat for s in seats if s.forfeit is not None))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "game_id": self.game.game_id,
-            "seed": self.game.seed,
-            "players": [s.to_json() for s in self.seats],
-            "actions": self.actions,
-            "end": self.reason,
-            "replay": None if self.replay is None else str(self.replay),
-        }
 
 
 def safe_filename(text: str) -> str:
@@ -422,7 +344,7 @@ def outcome_of(
 ) -> GameOutcome:
     """The outcome of a game: ``times`` and ``logs`` hold each seat's answer times and
     bot log (none when not given)."""
-    forfeits = {f.seat: (f.reason, f.detail) for f in result.forfeits}
+    forfeits = {f.seat: SeatForfeit(FaultReason(f.reason), f.detail) for f in result.forfeits}
     players = len(game.seats)
     times = times or [TimeUse()] * players
     logs = logs or [None] * players

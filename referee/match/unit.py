@@ -13,12 +13,11 @@ import trio
 
 from referee.core.faults import BotCrashed, BotFault, BotTimeout
 from referee.core.groups import sole_cause
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotSpec
 from referee.match.game import (
-    GameOutcome,
     GameReferee,
-    MatchSettings,
     outcome_of,
     replay_path,
     safe_filename,

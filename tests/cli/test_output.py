@@ -11,14 +11,16 @@ from rich.progress import Progress
 
 from referee.cli import output
 from referee.cli.output import FaultTally, describe_counts, progress, time_cells
+from referee.core.faults import FaultReason
+from referee.core.outcomes import GameOutcome, SeatForfeit, SeatOutcome
 from referee.core.schedule import ScheduledGame
 from referee.core.time_use import TimeUse
-from referee.match.game import GameOutcome, SeatOutcome
+from referee.rules import EndReason
 
 
 def outcome(*seats: SeatOutcome) -> GameOutcome:
     game = ScheduledGame("g1", "b", 0, 0, 1, tuple(s.bot for s in seats))
-    return GameOutcome(game, tuple(seats), 10, "win", None)
+    return GameOutcome(game, tuple(seats), 10, EndReason.WIN, None)
 
 
 def test_resumed_progress_does_not_count_as_speed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,14 +85,16 @@ def test_time_cells() -> None:
 def test_fault_lines_name_reasons_counts_the_last_detail_and_the_log(tmp_path: Path) -> None:
     tally = FaultTally()
     log = tmp_path / "m-crashy.log"
-    crash = ("crash", "the bot exited with status 3\nTraceback (most recent call last):")
+    crash = SeatForfeit(FaultReason.CRASH,
+                        "the bot exited with status 3\nTraceback (most recent call last):")
     for _ in range(2):
         tally.add(outcome(
             SeatOutcome(0, "crashy", 2, 10, crash, log=log),
             SeatOutcome(1, "fine", 1, 0, log=tmp_path / "m-fine.log"),
         ))
     tally.add(outcome(
-        SeatOutcome(0, "crashy", 2, 10, ("timeout", "no answer within 1005 ms"), log=log),
+        SeatOutcome(0, "crashy", 2, 10,
+                    SeatForfeit(FaultReason.TIMEOUT, "no answer within 1005 ms"), log=log),
         SeatOutcome(1, "fine", 1, 0),
     ))
     assert tally.count("crashy") == 3 and tally.count("fine") == 0

@@ -14,8 +14,8 @@ from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
 
 from referee.cli.main import main
 from referee.config.bot_commands import parse_bot_arg
+from referee.core.outcomes import MatchSettings
 from referee.league.sprt_run import EXIT_CAP, EXIT_H0, EXIT_H1, run_sprt
-from referee.match.game import MatchSettings
 from referee.ratings.sprt import Sprt
 
 REPO = Path(__file__).resolve().parents[2]

@@ -24,10 +24,11 @@ import trio
 from processes import gone, live_children
 
 from referee.core.clock import TimeControl
+from referee.core.faults import FaultReason
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.replay import Replay, verify
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES
 
@@ -84,8 +85,9 @@ async def play(
     return outcomes
 
 
-def forfeits(outcome: GameOutcome) -> dict[str, tuple[str, str] | None]:
-    return {seat.bot: seat.forfeit for seat in outcome.seats}
+def forfeits(outcome: GameOutcome) -> dict[str, tuple[FaultReason, str] | None]:
+    return {seat.bot: None if seat.forfeit is None else (seat.forfeit.reason, seat.forfeit.detail)
+            for seat in outcome.seats}
 
 
 def seat_log(outcome: GameOutcome, bot: str) -> list[dict[str, Any]]:

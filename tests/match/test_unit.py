@@ -12,9 +12,9 @@ from processes import live_children
 from taki_protocol import Answer, Decide, React
 
 from referee.core.faults import BotStartError
+from referee.core.outcomes import MatchSettings
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
-from referee.match.game import MatchSettings
 from referee.match.unit import play_unit
 from referee.rules import Rules
 from referee.shell.bots import BotConnection

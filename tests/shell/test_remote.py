@@ -39,7 +39,8 @@ from referee.config.bot_commands import make_command, parse_bot_arg
 from referee.config.errors import SettingsError
 from referee.config.settings import load_league
 from referee.core.clock import TimeControl
-from referee.core.faults import BotTimeout
+from referee.core.faults import BotTimeout, FaultReason
+from referee.core.outcomes import GameOutcome, MatchSettings, SeatForfeit
 from referee.core.replay import Replay, verify
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
@@ -47,7 +48,6 @@ from referee.core.time_use import TimeUse
 from referee.league.runner import run_league
 from referee.league.sprt_run import run_sprt
 from referee.league.store import ResultStore
-from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
 from referee.ratings.sprt import Sprt
 from referee.shell.admission import PREAUTH_TIMEOUT_S, RateLimiter
@@ -174,7 +174,7 @@ async def far_seat(**options: Any) -> AsyncIterator[tuple[trio.Nursery, RemoteSe
             yield nursery, seats
 
 
-def far_forfeit(outcome: GameOutcome) -> tuple[str, str] | None:
+def far_forfeit(outcome: GameOutcome) -> SeatForfeit | None:
     return next(s for s in outcome.seats if s.bot == "far").forfeit
 
 
@@ -226,7 +226,7 @@ async def test_seat_that_never_joins_forfeits_at_the_join_deadline(tmp_path: Pat
     assert 0.5 <= took < 3
     (outcome,) = outcomes
     ghost = next(s for s in outcome.seats if s.bot == "ghost")
-    assert ghost.forfeit == ("timeout", "did not join within 0.5 s")
+    assert ghost.forfeit == SeatForfeit(FaultReason.TIMEOUT, "did not join within 0.5 s")
     assert ghost.place == 2 and outcome.reason == "last_standing"
     assert outcome.replay is not None
     verify(Replay.load(outcome.replay))
@@ -256,7 +256,7 @@ async def test_seat_that_never_joins_is_waited_for_once(
     assert len(outcomes) == 3
     for outcome in outcomes:
         ghost = next(s for s in outcome.seats if s.bot == "ghost")
-        assert ghost.forfeit == ("timeout", "did not join within 3 s")
+        assert ghost.forfeit == SeatForfeit(FaultReason.TIMEOUT, "did not join within 3 s")
         assert outcome.reason == "last_standing"
     waits = join_waits(caplog)
     assert len(waits) == 2 and "waiting up to" in waits[0], waits
@@ -349,7 +349,7 @@ async def test_dropped_or_silent_remote_forfeits_then_rejoins(
         nursery.start_soon(clients)
         outcomes = await play_far(tmp_path, seats, 2, time=fast)
     assert outcomes[0].seats[1].forfeit is not None
-    assert outcomes[0].seats[1].forfeit[0] == reason
+    assert outcomes[0].seats[1].forfeit.reason == reason
     check_outcomes(outcomes[1:])
     assert first.error is not None and second.error is None
     if reason == "timeout":
