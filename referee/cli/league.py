@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -22,21 +23,15 @@ from referee.cli.output import (
 )
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
-from referee.config.settings import LeagueConfig, load_league
+from referee.config.settings import load_league
 from referee.core.errors import UsageError
 from referee.core.outcomes import GameOutcome
 from referee.core.time_use import TimeUse
-from referee.league.botcheck import require_bots
-from referee.league.dask_executor import ClusterError, DaskExecutor
-from referee.league.pool_executor import PoolExecutor
 from referee.league.rating_input import rated_games
 from referee.league.runner import (
-    Executor,
-    LocalExecutor,
     league_size,
-    run_league,
-    with_seed,
 )
+from referee.league.session import choose_executor, play_league
 from referee.league.store import ResultStore, StoreError
 from referee.ratings.leaderboard import BotRating, RatingReport, rate
 from referee.ratings.models import RatingModel, model_named
@@ -165,78 +160,53 @@ def _check_rating_args(args: argparse.Namespace, bots: list[str] | None = None) 
                          f" (its bots: {', '.join(bots)})")
 
 
-def _executor(args: argparse.Namespace, config: LeagueConfig) -> Executor:
-    """Where the games are played: ``--dask``, else the league file's ``executor``; on
-    this machine, in ``--workers`` (else ``workers``) referee processes or in this one."""
-    workers = args.workers if args.workers is not None else config.workers
-    if workers is not None and workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {workers}")
-    try:
-        if args.dask is not None:
-            return DaskExecutor(args.dask)
-        if config.executor != "local":
-            return DaskExecutor(config.executor)
-        if workers is not None:
-            if any(b.remote for b in config.bots):
-                raise UsageError("workers: remote bots connect to this referee process;"
-                                 " play them without worker processes")
-            return PoolExecutor(workers)
-        return LocalExecutor(config.concurrency)
-    except ClusterError as exc:
-        raise UsageError(str(exc)) from None
-
-
 async def run_league_command(args: argparse.Namespace) -> int:
     config = load_league(args.file)
     _check_rating_args(args, [b.name for b in config.bots])
     require_directories(("--log-dir", args.log_dir))
-    if args.dask is not None and any(b.remote for b in config.bots):
-        raise UsageError("--dask: remote bots connect to this referee; they need the local"
-                         " executor")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
     announce(config.bots)  # no bwrap, or a limit the host cannot enforce: stop here
-    executor = _executor(args, config)
-    if not args.no_bot_check and not isinstance(executor, DaskExecutor):
-        # Before the database is opened: a league whose bots cannot start stores
-        # nothing. On Dask the bots need only exist on the workers, which check them.
-        await require_bots(config.bots, config.time,
-                           limit=config.concurrency * config.table_size)
-    try:
-        store = ResultStore(args.db)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-    console = table_console()
-    with store:
-        total = league_size(config)
-        already = store.game_count()
-        bar = sys.stderr.isatty() and not args.json
-        tally = FaultTally()
-        try:
-            store.claim()
-            config = with_seed(config, store)
-            print(f"master seed {config.seed} (kept in {args.db})", file=sys.stderr)
-            with progress(total, "league", terminal_bar=bar, completed=already,
-                          interval_s=args.progress_interval) as advance:
+    executor = choose_executor(config, workers=args.workers, dask=args.dask)
+    bar = sys.stderr.isatty() and not args.json
+    tally = FaultTally()
+    already = _stored_games(args.db)
 
-                def finished(outcome: GameOutcome) -> None:
-                    tally.add(outcome)
-                    advance()
+    def seeded(seed: int) -> None:
+        print(f"master seed {seed} (kept in {args.db})", file=sys.stderr)
 
-                async with remote_seats(args, config.bots) as seats:
-                    await run_league(config, store, log_dir=args.log_dir,
-                                     on_game=finished, executor=executor, remote=seats)
-        except (StoreError, ClusterError) as exc:
-            raise UsageError(str(exc)) from None
+    with progress(league_size(config), "league", terminal_bar=bar, completed=already,
+                  interval_s=args.progress_interval) as advance:
+
+        def finished(outcome: GameOutcome) -> None:
+            tally.add(outcome)
+            advance()
+
+        async with remote_seats(args, config.bots) as seats:
+            run = await play_league(
+                config, args.db, executor=executor, check_bots=not args.no_bot_check,
+                log_dir=args.log_dir, on_seed=seeded, on_game=finished, remote=seats,
+            )
+    with ResultStore(args.db, readonly=True) as store:
         try:
             report = _rate(store, args, config.rating_model)
         except ValueError as exc:
             raise UsageError(f"the games are stored, but cannot be rated: {exc}") from None
         standings = Standings.read(store, report)
     if args.json:
-        print_json({**standings.to_json(), "seed": config.seed})
+        print_json({**standings.to_json(), "seed": run.seed})
     elif report is not None:
-        print_leaderboard(console, standings)
+        print_leaderboard(table_console(), standings)
     tally.print(stored=standings.forfeits, log_dir=args.log_dir)
     return 0
+
+
+def _stored_games(db: Path) -> int:
+    """How many games the database holds already (0 when there is none yet)."""
+    if not db.exists():
+        return 0
+    with ResultStore(db, readonly=True) as store:
+        return store.game_count()
 
 
 def ratings_command(args: argparse.Namespace) -> int:

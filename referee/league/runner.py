@@ -224,9 +224,11 @@ async def run_league(
     on_game: Callable[[GameOutcome], None] | None = None,
     executor: Executor | None = None,
     remote: RemoteSeats | None = None,
+    on_seed: Callable[[int], None] | None = None,
 ) -> int:
     """Play every game of the league that the store does not hold yet; returns how many
-    games this run stored. ``on_game`` is called for each newly stored game.
+    games this run stored. ``on_seed`` hears the league's master seed (the file's, or
+    the one the store holds) before the first game; ``on_game`` each newly stored game.
     ``executor`` defaults to a local one (a Dask league needs its DaskExecutor). The
     league's remote bots play over their connections to ``remote``, on the local
     executor only."""
@@ -236,6 +238,9 @@ async def run_league(
         raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
     store.claim()
     config = with_seed(config, store)
+    assert config.seed is not None
+    if on_seed is not None:
+        on_seed(config.seed)
     store.bind("league", config.identity())
     store.register_bots([(b.name, b.display) for b in config.bots])
     # What `report` and `ratings` (which read only the database) need to know of this

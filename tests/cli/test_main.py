@@ -294,7 +294,7 @@ def test_bad_input_never_gives_a_traceback(tmp_path: Path) -> None:
         (["match", RANDOM, RANDOM, "--replay-dir", "afile"], "--replay-dir afile: it is a file"),
         (["league", "env.toml"], "env.toml:7: [[bots]] #2 env: variable name 'A=B'"),
         (["league", "replays.toml"], "replays.toml:2: [league] replay_dir: 'afile': it is a"),
-        (["league", "time.toml"], "time.toml:2: [time] reaction_ms: reaction_ms must be at"),
+        (["league", "time.toml"], "time.toml:2: [time] reaction_ms: must be at most"),
         (["league", "good.toml", "--log-dir", "afile"], "--log-dir afile: it is a file"),
         (["ratings", "other.db"], "other.db is not a taki-referee results database"),
         (["report", "other.db"], "other.db is not a taki-referee results database"),
