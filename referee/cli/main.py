@@ -134,17 +134,13 @@ def _run(args: argparse.Namespace) -> int:
 
         return trio.run(run_connect_command, args)
     if command == "report":
-        from referee.present.report import report_command
+        from referee.cli.report import report_command
 
         return report_command(args)
     assert command == "replay", command
-    if args.replay_command == "render":
-        from referee.present.render import render_command
+    from referee.cli.replays import render_command, verify_command
 
-        return render_command(args)
-    from referee.cli.replays import verify_command
-
-    return verify_command(args)
+    return render_command(args) if args.replay_command == "render" else verify_command(args)
 
 
 if __name__ == "__main__":

@@ -8,19 +8,16 @@ snapshots (one before the first action, then one after every log entry) that
 
 from __future__ import annotations
 
-import argparse
 import functools
 import html
 import json
 import os
 import re
-import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from referee.core.errors import UsageError
 from referee.core.faults import short_detail
 from referee.core.files import write_atomically
 from referee.core.replay import Replay, ReplayError, apply_entry
@@ -208,36 +205,3 @@ def page_targets(files: Sequence[Path], output: Path | None) -> list[Path]:
     if len(files) > 1 or output.is_dir() or str(output).endswith(os.sep):
         return [output / f.with_suffix(".html").name for f in files]
     return [output]
-
-
-def render_command(args: argparse.Namespace) -> int:
-    """``taki-referee replay render FILE... [-o OUT]``: every page in one process. A
-    replay that cannot be rendered is reported and the others are still rendered; exit
-    status 2 when one could not be."""
-    files: list[Path] = args.files
-    targets = page_targets(files, args.output)
-    names = [t.name for t in targets]
-    if len(set(names)) < len(names) and args.output is not None and len(files) > 1:
-        raise UsageError("replays of the same file name would share a page in "
-                         f"{args.output}: render them into separate folders")
-    if len(files) > 1 and args.output is not None:
-        args.output.mkdir(parents=True, exist_ok=True)
-    failed = []
-    for source, target in zip(files, targets, strict=True):
-        try:
-            render_replay(source, target)
-        except ReplayError as exc:
-            failed.append(f"{source}: {exc}")
-        except OSError as exc:
-            failed.append(f"cannot write {target}: {exc.strerror or exc}")
-        except Exception as exc:  # a replay that the checks of Replay.load let through
-            failed.append(f"{source}: unexpected {type(exc).__name__}: {exc}")
-        else:
-            print(target)
-    if failed:
-        if len(failed) == 1 and len(files) == 1:
-            raise UsageError(failed[0])
-        for problem in failed:
-            print(f"taki-referee: {problem}", file=sys.stderr)
-        raise UsageError(f"{len(failed)} of {len(files)} replays could not be rendered")
-    return 0

@@ -8,21 +8,18 @@ with a link to its replay. It loads nothing: no script, no font, no image from a
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
 import attrs
 
-from referee.core.errors import UsageError
 from referee.core.files import write_atomically
 from referee.core.replay import ReplayError
 from referee.core.series import SeriesResult
 from referee.core.time_use import TimeUse
 from referee.league.rating_input import rated_games, stored_series
-from referee.league.store import GameRecord, ResultStore, StoreError
+from referee.league.store import GameRecord, ResultStore
 from referee.present.bot_pages import bot_page_body, page_links, page_name
 from referee.present.league_facts import header_lines
 from referee.present.render import fill_template, render_replay
@@ -202,26 +199,3 @@ def render_linked_replays(db: Path, games: Sequence[GameRecord]) -> tuple[int, l
             continue
         written += 1
     return written, problems
-
-
-def report_command(args: argparse.Namespace) -> int:
-    """``taki-referee report DB [-o OUT] [--points N] [--title TEXT] [--replays]``."""
-    if not args.db.exists():
-        raise UsageError(f"no results database at {args.db}")
-    if args.points < 1:
-        raise UsageError("--points must be at least 1")
-    if args.replays:
-        with ResultStore(args.db, readonly=True) as store:
-            stored = list(store.games())
-        written, problems = render_linked_replays(args.db, stored)
-        for problem in problems:
-            print(f"taki-referee: cannot render {problem}", file=sys.stderr)
-        print(f"{written} replay pages written", file=sys.stderr)
-    try:
-        write_report(args.db, args.output, args.points, args.title)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {args.output}: {exc.strerror}") from None
-    print(args.output)
-    return 0
