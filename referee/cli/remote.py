@@ -55,7 +55,7 @@ async def remote_seats(
     args: argparse.Namespace, bots: Sequence[BotSpec]
 ) -> AsyncIterator[RemoteSeats | None]:
     """The remote seats of the command's remote bots (None when it has none), open
-    for the duration of the block."""
+    for the duration of the run."""
     names = [b.name for b in bots if b.remote]
     given = [flag for flag, value in (("--listen", args.listen), ("--tokens", args.tokens),
                                       ("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key))

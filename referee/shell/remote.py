@@ -122,8 +122,8 @@ class RemoteSeats:
 
     Open it with :func:`open_remote_seats`. A game takes a seat's connection with
     :meth:`take` (waiting for the bot to join) and gives it back with
-    :meth:`give_back` when its block is over: a remote bot keeps its connection from
-    one block to the next, and hears ``shutdown`` only when the seats are closed.
+    :meth:`give_back` when its unit is over: a remote bot keeps its connection from
+    one unit to the next, and hears ``shutdown`` only when the seats are closed.
     """
 
     def __init__(
@@ -245,7 +245,7 @@ class RemoteSeats:
         return missing()
 
     def give_back(self, name: str, conn: BotConnection) -> None:
-        """A game's block is done with the seat's connection: keep it for the next."""
+        """A game's unit is done with the seat's connection: keep it for the next."""
         if conn.alive and self._current.get(name) is conn and not self._closing:
             self._make_idle(name, conn)
         elif self._nursery is not None:
