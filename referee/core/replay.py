@@ -212,6 +212,22 @@ def result_to_wire(result: GameResult) -> dict[str, Any]:
     }
 
 
+def _check_header(data: Any) -> None:
+    """A replay's format, version and rules revision, or ReplayError."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ReplayError("not a taki replay (missing \"format\": \"taki-replay\")")
+    version = data.get("version")
+    if version not in (1, 2, VERSION):
+        raise ReplayError(f"unsupported replay version {version!r}")
+    revision = data.get("rules_revision", 1 if version == 1 else None)
+    if revision != RULES_REVISION:
+        raise ReplayError(
+            f"the replay was played under rules revision {revision!r}, and this referee"
+            f" plays revision {RULES_REVISION} (RULES.md, \"Revisions\"): the same"
+            " actions may play out differently, so it cannot be re-played here"
+        )
+
+
 @attrs.define
 class Replay:
     """The record of one game, built while it is played."""
@@ -273,18 +289,7 @@ class Replay:
     def from_wire(cls, data: Any) -> Replay:
         """The replay in ``data`` (a decoded JSON document). Raises ReplayError naming the
         first field that is missing, of the wrong type or out of range."""
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ReplayError("not a taki replay (missing \"format\": \"taki-replay\")")
-        version = data.get("version")
-        if version not in (1, 2, VERSION):
-            raise ReplayError(f"unsupported replay version {version!r}")
-        revision = data.get("rules_revision", 1 if version == 1 else None)
-        if revision != RULES_REVISION:
-            raise ReplayError(
-                f"the replay was played under rules revision {revision!r}, and this referee"
-                f" plays revision {RULES_REVISION} (RULES.md, \"Revisions\"): the same"
-                " actions may play out differently, so it cannot be re-played here"
-            )
+        _check_header(data)
         for key in data:
             if key not in KEYS:
                 raise _malformed(f"unknown key {_shown(key)}")
