@@ -283,7 +283,7 @@ async def test_late_joiner_plays_the_games_after_it_joins(
     ids = [o.game.game_id for o in outcomes]
     assert [i[-1] for i in ids] == ["1", "2", "3", "4"], ids
     for outcome in outcomes[:2]:
-        assert far_forfeit(outcome) == ("timeout", "did not join within 1 s")
+        assert far_forfeit(outcome) == SeatForfeit(FaultReason.TIMEOUT, "did not join within 1 s")
     check_outcomes(outcomes[2:])
     assert len(join_waits(caplog)) == 2  # the first game's wait, and its end
     assert seats.joined == 1
@@ -301,8 +301,8 @@ async def test_dropped_seat_is_waited_for_once(
         nursery.start_soon(client.run, seats, "far", hostile_command("exit_mid_game", "2"))
         outcomes = await play_far(tmp_path, seats, 4)
     forfeits = [far_forfeit(o) for o in outcomes]
-    assert forfeits[0] is not None and forfeits[0][0] == "crash"
-    assert forfeits[1:] == [("timeout", "did not join within 2 s")] * 3
+    assert forfeits[0] is not None and forfeits[0].reason == "crash"
+    assert forfeits[1:] == [SeatForfeit(FaultReason.TIMEOUT, "did not join within 2 s")] * 3
     ends = [w for w in join_waits(caplog) if "did not join within" in w]
     assert len(ends) == 1, join_waits(caplog)
     assert seats.joined == 1 and client.error is not None
@@ -319,10 +319,11 @@ async def test_dropped_seat_is_not_waited_for_when_restart_is_off(tmp_path: Path
             settings(tmp_path, restart=False), match_name="m", remote=seats,
         )
     first = far_forfeit(outcomes[0])
-    assert first is not None and first[0] == "crash"
+    assert first is not None and first.reason == "crash"
     said = "the bot is not waited for after its connection ended in an earlier game"
     for outcome in outcomes[1:]:
-        assert far_forfeit(outcome) == ("crash", f"{said} (crash: {first[1]})")
+        assert far_forfeit(outcome) == SeatForfeit(FaultReason.CRASH,
+                                                   f"{said} (crash: {first.detail})")
         assert outcome.actions == 0
     assert seats.joined == 1
 
