@@ -184,11 +184,6 @@ class MemoryTransport:
         self._bot.end(-signal.SIGKILL)
         await trio.lowlevel.cancel_shielded_checkpoint()
 
-    @property
-    def stderr(self) -> bytes:
-        """The last few KiB the bot wrote to its stderr."""
-        return bytes(self._bot.stderr)
-
 
 class _Exit(BaseException):
     """Raised by :meth:`BotEnd.exit` to end the bot's coroutine, as ``sys.exit`` does."""
@@ -213,6 +208,11 @@ class BotEnd:
                 return None
             assert not isinstance(message, type(EOF))
             return message
+
+    async def read(self, max_bytes: int = RECEIVE_CHUNK_BYTES) -> bytes:
+        """Bytes from the referee as they came, past the codec (a bot reads either
+        this way or with :meth:`receive`); ``b""`` at the end of its input."""
+        return await self._bot.to_bot.read(max_bytes)
 
     async def send(self, message: Message) -> None:
         """Write one message, checked by the bot's codec."""
@@ -271,7 +271,12 @@ async def open_memory_bot(
     """Run ``script`` as the bot ``name`` and complete the handshake, as
     :func:`referee.shell.bots.open_bot` does with a process: a bot that fails the
     handshake yields a connection whose ``fault`` is set. On exit the bot is told to
-    shut down, then stopped; its stderr goes to ``stderr_path`` when one is given.
+    shut down, then stopped.
+
+    ``stderr_path`` is taken for the sake of the interface and not written: the bot's
+    stderr stays in memory (:meth:`MemoryTransport.stderr_tail`). Writing it would take
+    a thread, and while a thread runs, Trio's autojump clock sees every task waiting and
+    jumps to the next deadline.
 
     What the bot's coroutine raises (a bug in the script, or a message from the referee
     that its codec refused) leaves the ``async with`` in an exception group."""
@@ -290,13 +295,6 @@ async def open_memory_bot(
             with trio.CancelScope(shield=True):
                 await conn.shutdown()
                 await transport.kill()
-                if stderr_path is not None:
-                    await trio.to_thread.run_sync(_write_log, stderr_path, transport.stderr)
-
-
-def _write_log(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
 
 
 class MemoryOpener:
