@@ -161,17 +161,47 @@ def garbage(at: int) -> Hook:
     return write_at(at, b"this is not msgpack\n")
 
 
+#: A map of one entry: the key "type", then the header of a string of 2**31 bytes.
+HUGE_STRING_HEADER = b"\x81\xa4type\xdb" + (2**31).to_bytes(4, "big")
+
+
+def huge_string(at: int) -> Hook:
+    """The start of a message announcing a 2 GiB string instead of answer ``at``."""
+    return write_at(at, HUGE_STRING_HEADER)
+
+
+def padded_answer(at: int, size: int = 10_000) -> Hook:
+    """A valid answer to request ``at`` padded, under a key the referee ignores, to
+    about ``size`` bytes (a bot's messages may have 4096)."""
+    return write_at(at, lambda r: msgpack.packb(
+        {"type": "action", "id": r.id, "choice": 0, "last_card": False, "pad": "x" * size}))
+
+
+def extra_answer(at: int) -> Hook:
+    """Answers request ``at`` twice: nobody asked for the second answer."""
+
+    async def hook(end: BotEnd, request: Request, n: int) -> bool:
+        if n != at:
+            return False
+        await end.send(Answer(id=request.id, choice=0, last_card=True))
+        # The bot's own codec would refuse to send it.
+        await end.write(pack_message(Answer(id=request.id, choice=0)))
+        return True
+
+    return hook
+
+
 def wrong_id(at: int) -> Hook:
     """An answer to the next request's id instead of answer ``at``."""
     return write_at(at, lambda r: pack_message(Answer(id=r.id + 1, choice=0)))
 
 
-def illegal(at: int | None = None) -> Hook:
+def illegal(at: int | None = None, *, react_only: bool = False) -> Hook:
     """An index one past the end of the legal actions at request ``at`` (None: every
-    request)."""
+    request; with ``react_only``, every +3 Breaker reaction)."""
 
     async def hook(end: BotEnd, request: Request, n: int) -> bool:
-        if not _at(at, n):
+        if not _at(at, n) or (react_only and not isinstance(request, React)):
             return False
         await end.send(Answer(id=request.id, choice=len(request.legal)))
         return True

@@ -19,10 +19,13 @@ from memory_bots import (
     close_output,
     die,
     exit_at_start,
+    extra_answer,
     garbage,
+    huge_string,
     illegal,
     never_declares,
     no_hello,
+    padded_answer,
     stall,
     wrong_id,
     wrong_version,
@@ -168,13 +171,18 @@ async def test_a_reaction_past_its_deadline_forfeits(autojump_clock: MockClock) 
          "no hello within the startup time of 2000 ms", 0),
         (ScriptedBot("hostile", garbage(at=2)), "protocol", "msgpack map", 2),
         (ScriptedBot("hostile", wrong_id(at=2)), "protocol", "answer for request", 2),
+        (ScriptedBot("hostile", extra_answer(at=1)), "protocol", "answer for request", 1),
+        (ScriptedBot("hostile", huge_string(at=2)), "protocol", "2147483648", 2),
+        (ScriptedBot("hostile", padded_answer(at=2)), "protocol",
+         "over the maximum message size of 4096 bytes", 2),
         (ScriptedBot("hostile", answer_ahead(at=2)), "protocol", "sent before the", 2),
         (ScriptedBot("hostile", hello=wrong_version), "protocol", "protocol version", 0),
         (ScriptedBot("hostile", illegal(at=2)), "illegal",
          "choice 2 is not an index of the 2 legal actions", 2),
     ],
     ids=["dies", "closes-output", "exits-at-start", "stalls", "no-hello", "garbage",
-         "wrong-id", "answer-ahead", "wrong-version", "illegal"],
+         "wrong-id", "extra-answer", "huge-string", "padded-answer", "answer-ahead",
+         "wrong-version", "illegal"],
 )
 async def test_each_fault_forfeits_with_its_typed_reason(autojump_clock: MockClock,
     bot: ScriptedBot, reason: str, detail: str, requests: int
@@ -359,3 +367,14 @@ async def test_no_penalty_without_the_last_card_rule(autojump_clock: MockClock) 
                               ScriptedBot("always")], seed=4, settings=settings)
     assert not [e for e in played.referee.state.events
                 if isinstance(e, Drew) and e.reason == "last_card"]
+
+
+async def test_an_illegal_reaction_forfeits_and_the_window_closes(
+    autojump_clock: MockClock,
+) -> None:
+    bots = [ScriptedBot(f"b{i}", strategy=breaks) for i in range(4)]
+    bots[2] = ScriptedBot("hostile", illegal(react_only=True), strategy=breaks)
+    played = await play_game(bots, BREAKER_SEED, MatchSettings(rules=BREAKER_RULES, time=TIME))
+    forfeit = only_forfeit(played)
+    assert forfeit.reason is FaultReason.ILLEGAL and "legal actions" in forfeit.detail
+    assert isinstance(bots[2].seen[-2], React)
