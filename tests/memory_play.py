@@ -1,4 +1,5 @@
-"""Playing games with scripted in-memory bots through the real game loop."""
+"""Playing one game with scripted in-memory bots (tests/memory_bots.py) through the real
+game loop (GameReferee)."""
 
 from __future__ import annotations
 
