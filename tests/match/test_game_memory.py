@@ -8,6 +8,8 @@ Every game's replay is re-played by the rules engine (``memory_play.play_game``)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -160,34 +162,35 @@ async def test_a_reaction_past_its_deadline_forfeits(autojump_clock: MockClock) 
 
 
 @pytest.mark.parametrize(
-    ("bot", "reason", "detail", "requests"),
+    ("make", "reason", "detail", "requests"),
     [
-        (ScriptedBot("hostile", die(at=2)), "crash",
+        (partial(ScriptedBot, "hostile", die(at=2)), "crash",
          "closed its output: the bot exited with status 2", 2),
-        (ScriptedBot("hostile", close_output(at=2)), "crash", "closed its output", 2),
-        (ScriptedBot("hostile", hello=exit_at_start), "crash", "exited with status 3", 0),
-        (ScriptedBot("hostile", stall(at=2)), "timeout", "no answer within 1000 ms", 2),
-        (ScriptedBot("hostile", hello=no_hello), "timeout",
+        (partial(ScriptedBot, "hostile", close_output(at=2)), "crash", "closed its output", 2),
+        (partial(ScriptedBot, "hostile", hello=exit_at_start), "crash", "exited with status 3", 0),
+        (partial(ScriptedBot, "hostile", stall(at=2)), "timeout", "no answer within 1000 ms", 2),
+        (partial(ScriptedBot, "hostile", hello=no_hello), "timeout",
          "no hello within the startup time of 2000 ms", 0),
-        (ScriptedBot("hostile", garbage(at=2)), "protocol", "msgpack map", 2),
-        (ScriptedBot("hostile", wrong_id(at=2)), "protocol", "answer for request", 2),
-        (ScriptedBot("hostile", extra_answer(at=1)), "protocol", "answer for request", 1),
-        (ScriptedBot("hostile", huge_string(at=2)), "protocol", "2147483648", 2),
-        (ScriptedBot("hostile", padded_answer(at=2)), "protocol",
+        (partial(ScriptedBot, "hostile", garbage(at=2)), "protocol", "msgpack map", 2),
+        (partial(ScriptedBot, "hostile", wrong_id(at=2)), "protocol", "answer for request", 2),
+        (partial(ScriptedBot, "hostile", extra_answer(at=1)), "protocol", "answer for request", 1),
+        (partial(ScriptedBot, "hostile", huge_string(at=2)), "protocol", "2147483648", 2),
+        (partial(ScriptedBot, "hostile", padded_answer(at=2)), "protocol",
          "over the maximum message size of 4096 bytes", 2),
-        (ScriptedBot("hostile", answer_ahead(at=2)), "protocol", "sent before the", 2),
-        (ScriptedBot("hostile", hello=wrong_version), "protocol", "protocol version", 0),
-        (ScriptedBot("hostile", illegal(at=2)), "illegal",
+        (partial(ScriptedBot, "hostile", answer_ahead(at=2)), "protocol", "sent before the", 2),
+        (partial(ScriptedBot, "hostile", hello=wrong_version), "protocol", "protocol version", 0),
+        (partial(ScriptedBot, "hostile", illegal(at=2)), "illegal",
          "choice 2 is not an index of the 2 legal actions", 2),
     ],
     ids=["dies", "closes-output", "exits-at-start", "stalls", "no-hello", "garbage",
          "wrong-id", "extra-answer", "huge-string", "padded-answer", "answer-ahead",
          "wrong-version", "illegal"],
 )
-async def test_each_fault_forfeits_with_its_typed_reason(autojump_clock: MockClock,
-    bot: ScriptedBot, reason: str, detail: str, requests: int
+async def test_each_fault_forfeits_with_its_typed_reason(
+    autojump_clock: MockClock, make: Callable[[], ScriptedBot], reason: str, detail: str,
+    requests: int,
 ) -> None:
-    other = ScriptedBot("b")
+    bot, other = make(), ScriptedBot("b")
     played = await play_game([bot, other])
     forfeit = only_forfeit(played)
     assert forfeit.reason is FaultReason(reason)
