@@ -5,8 +5,9 @@ needed and restarted after a crash when the settings allow it."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Container, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import trio
@@ -28,7 +29,18 @@ from referee.shell.bots import BotConnection, open_bot
 if TYPE_CHECKING:
     from referee.shell.remote import RemoteSeats
 
-__all__ = ["BotSlot", "ProcessHistory", "RemoteBotSlot", "play_unit"]
+__all__ = ["BotOpener", "BotSlot", "ProcessHistory", "RemoteBotSlot", "play_unit"]
+
+
+class BotOpener(Protocol):
+    """How a local bot is started and its handshake completed:
+    :func:`referee.shell.bots.open_bot` (a process), or a bot that lives in memory
+    (:class:`referee.shell.memory.MemoryOpener`)."""
+
+    def __call__(
+        self, spec: BotSpec, *, startup_ms: int, grace_ms: int = ...,
+        stderr_path: Path | None = ...,
+    ) -> AbstractAsyncContextManager[BotConnection]: ...
 
 
 def _stopped_earlier(conn: BotConnection, said: str) -> BotCrashed:
@@ -72,8 +84,10 @@ class BotSlot:
         log_name: str,
         nursery: trio.Nursery,
         history: ProcessHistory | None = None,
+        opener: BotOpener = open_bot,
     ) -> None:
         self.spec = spec
+        self.opener = opener
         self.settings = settings
         self.log_name = log_name
         self.nursery = nursery
@@ -119,7 +133,7 @@ class BotSlot:
         task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         control = self.settings.time
-        async with open_bot(
+        async with self.opener(
             self.spec,
             startup_ms=control.startup_ms,
             grace_ms=control.grace_ms,
@@ -191,6 +205,7 @@ async def play_unit(
     *,
     remote: RemoteSeats | None = None,
     replayed: Container[str] = (),
+    opener: BotOpener = open_bot,
 ) -> list[GameOutcome]:
     """Play ``games`` (all between the given bots) with one process per bot and seat
     rotation, started when first needed and restarted after a crash when the settings
@@ -205,14 +220,15 @@ async def play_unit(
     outcomes are neither returned nor passed to ``on_game``, and no replay is written.
 
     Remote bots (``BotSpec.remote``) play over their connections to ``remote``; a
-    remote bot must not be in two units at once.
+    remote bot must not be in two units at once. ``opener`` starts the local ones (by
+    default as processes).
 
     Exceptions leave unwrapped (a ``KeyboardInterrupt`` first), not in the exception
     group of the nursery that hosts the bots."""
     outcomes: list[GameOutcome] = []
     try:
         await _play_games(
-            games, bots, settings, on_game, match_name, outcomes, remote, replayed
+            games, bots, settings, on_game, match_name, outcomes, remote, replayed, opener
         )
     except BaseExceptionGroup as group:
         raised = sole_cause(group)
@@ -232,6 +248,7 @@ async def _play_games(
     outcomes: list[GameOutcome],
     remote: RemoteSeats | None,
     replayed: Container[str],
+    opener: BotOpener,
 ) -> None:
     async with trio.open_nursery() as nursery:
         local = {b.name: b for b in bots if not b.remote}
@@ -252,7 +269,8 @@ async def _play_games(
                 return remote_slots[name]
             slot = slots.get((name, rotation))
             if slot is None:
-                slot = BotSlot(local[name], settings, log_name, nursery, histories[name])
+                slot = BotSlot(local[name], settings, log_name, nursery, histories[name],
+                               opener)
                 slots[name, rotation] = slot
             return slot
 
