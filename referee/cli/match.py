@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,9 @@ from referee.league.botcheck import require_bots
 from referee.match.unit import play_unit
 from referee.rules import EndReason, Rules
 from referee.rules.config import DealError
+
+#: A match's run id (in its log files' names): 4 random bytes, 8 hexadecimal digits.
+RUN_ID_BYTES = 4
 
 
 def master_seed(args: argparse.Namespace) -> int:
@@ -124,6 +128,9 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     require_deal(rules, len(bots))
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)
+    # Logs are named after a run id, never the seed: a bot that lists the log directory
+    # (the referee's working directory is an unsandboxed bot's) must not learn the deals.
+    run = secrets.token_hex(RUN_ID_BYTES)
     settings = MatchSettings(
         rules=rules,
         time=time,
@@ -162,7 +169,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
             for rotation in range(len(bots)):
                 await play_unit(
                     schedule(names, games, seed, args.series, rotation), bots, settings,
-                    on_game=finished, match_name=f"match-{seed}-rot{rotation}",
+                    on_game=finished, match_name=f"match-{run}-rot{rotation}",
                     remote=seats,
                 )
     args.on_interrupt = None

@@ -14,7 +14,7 @@ import attrs
 from referee.core.errors import UsageError
 from referee.core.specs import BotSpec, Sandbox
 from referee.shell.limits import LimitError, limit_backend
-from referee.shell.sandbox import SandboxError, bwrap_path
+from referee.shell.sandbox import SandboxError, containment, require_sandbox
 
 
 def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[BotSpec]:
@@ -46,13 +46,19 @@ def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[Bo
 
 def announce(bots: Sequence[BotSpec]) -> None:
     """UsageError when the host cannot run the bots as asked; else one line on stderr
-    naming the sandbox and the limit backend in force (nothing without either)."""
+    naming the sandbox and the limit backend in force (nothing without either), after
+    one that says that processes are not contained when unsandboxed bots cannot be
+    (:func:`~referee.shell.sandbox.containment`)."""
     commands = [b.command for b in bots if b.command is not None]
     sandboxed = any(c.sandbox is not None for c in commands)
     limited = [c.limits.hard() for c in commands if c.limits.hard()]
+    if any(c.sandbox is None for c in commands):
+        contained = containment()  # probed here, before any bot's clock runs
+        if not contained.contained:
+            print(contained.describe(), file=sys.stderr)
     try:
         if sandboxed:
-            bwrap_path()
+            require_sandbox()
         backend = limit_backend()
         for hard in limited:
             backend.check(hard)

@@ -324,10 +324,11 @@ class Replay:
         return cls(game_id, seed, rules, list(bots), first_seat, list(log), result, master_seed)
 
     def save(self, path: Path) -> None:
-        """Write the replay to ``path`` in one piece (:func:`write_atomically`); raises
+        """Write the replay to ``path`` in one piece (:func:`write_atomically`), readable
+        by the referee's user alone (it names the deal's seed); raises
         :class:`~referee.core.files.FileWriteError` when it cannot."""
         text = json.dumps(self.to_wire(), separators=(",", ":"))
-        write_atomically(path, text, what="replay", make_parents=True)
+        write_atomically(path, text, what="replay", make_parents=True, private=True)
 
     @classmethod
     def load(cls, path: Path) -> Replay:

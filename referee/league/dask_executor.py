@@ -43,7 +43,7 @@ import attrs
 import trio
 
 from referee.core.errors import UserError
-from referee.core.files import write_atomically
+from referee.core.files import open_private, write_atomically
 from referee.core.schedule import ScheduledGame, WorkUnit
 from referee.league.dask_worker import (
     InfrastructureFailure,
@@ -110,9 +110,9 @@ def deliver(job: LeagueJob, result: UnitResult) -> int:
     their replays are not written again."""
     settings = job.settings
     if settings.log_dir is not None and result.logs:
-        settings.log_dir.mkdir(parents=True, exist_ok=True)
         for name, data in result.logs:
-            (settings.log_dir / Path(name).name).write_bytes(data)
+            with open_private(settings.log_dir / Path(name).name) as log:  # 0600, dir 0700
+                log.write(data)
     new = 0
     for played in result.games:
         outcome = played.outcome

@@ -1,36 +1,79 @@
-"""Running an untrusted bot under bubblewrap (``bwrap``, Debian's ``bubblewrap``).
+"""How a local bot is run: sandboxed, contained, or as it is.
 
-A sandboxed bot gets new user, pid, ipc, uts, cgroup and network namespaces (no network
-at all, not even the host's loopback), all capabilities dropped, a session of its own,
-and dies with the referee (``--die-with-parent``: killing its pid 1 ends the whole pid
-namespace, ``setsid`` children included). It sees, read-only, the system directories,
-the referee's own Python (for bot commands that start with ``python``), the SDK, its
-working directory, the directory of each existing file its command names and any
-``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process; and
-nothing else: not the results database, the replays and logs, the tokens file, the
-referee's working directory, the other bots' directories or other processes.
+Every local bot runs under bubblewrap (``bwrap``, Debian's ``bubblewrap``) with the
+system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
+
+* **Sandboxed** (``--sandbox``, ``sandbox = true``): new user, pid, ipc, uts, cgroup and
+  network namespaces (no network at all, not even the host's loopback), all capabilities
+  dropped, uid and gid 65534, no new user namespaces inside (``--disable-userns`` where
+  bwrap has it, and the filter). It sees, read-only, the system directories, the
+  referee's own Python (for bot commands that start with ``python``), the SDK, its
+  working directory, the directory of each existing file its command names and any
+  ``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process; and
+  nothing else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
+  referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
+  ``PYTHONPATH``, and the ``env`` its command names.
+* **Contained** (every other local bot, where bwrap and pid namespaces work): a pid
+  namespace and a ``/proc`` of its own, and the same filter; the host's file system,
+  network, user and environment as the referee has them.
+
+bwrap's options go through a descriptor (``--args FD``), not its command line: the
+sandbox's pid 1 is a fork of the outer bwrap, and its ``/proc/1/cmdline`` would show
+every host path bound in. The outer bwrap gets the bot's environment, not the
+referee's, for the same reason (``/proc/1/environ``).
+
+**Lifetime.** bwrap is started as the leader of a new session and process group, and its
+pid 1 stays in that group (no ``--new-session``: the group has no terminal to protect).
+Killing the group, as the referee's cleanup and the bot's guard do
+(:mod:`referee.shell.guard`), kills pid 1, and the kernel then kills every process of
+the pid namespace: children in sessions of their own (``setsid``) included. The bot
+cannot take pid 1 out of the group (the filter denies ``ptrace``) and cannot see the
+guard or the referee (another pid namespace). Nothing relies on a parent-death signal.
+
+Where bwrap, libseccomp or the kernel's namespaces are missing, bots run as they are
+(:func:`containment` says why; the command line says so on its first line).
+``TAKI_REFEREE_CONTAIN=off`` asks for that too (for measurements).
 
 Resource limits (memory, processes, CPU share) are the business of
-:mod:`referee.shell.limits`, which works with or without the sandbox.
+:mod:`referee.shell.limits`, which works in every one of these ways.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
+import attrs
 import taki_protocol
 
 from referee.core.errors import UserError
-from referee.core.specs import Sandbox
+from referee.core.specs import BotCommand, Sandbox
+from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 
-__all__ = ["SANDBOX_PACKAGE", "SandboxError", "bwrap_path", "sandboxed_argv"]
+__all__ = [
+    "CONTAIN_VARIABLE",
+    "SANDBOX_PACKAGE",
+    "Containment",
+    "Launch",
+    "SandboxError",
+    "bwrap_path",
+    "containment",
+    "launch",
+    "require_sandbox",
+    "sandbox_env",
+]
 
 #: The Debian package that provides ``bwrap``.
-SANDBOX_PACKAGE = "bubblewrap"
+SANDBOX_PACKAGE: Final = "bubblewrap"
+#: ``TAKI_REFEREE_CONTAIN=off``: unsandboxed bots run as they are.
+CONTAIN_VARIABLE: Final = "TAKI_REFEREE_CONTAIN"
 
 #: System directories a program needs to run, bound read-only when they exist.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
@@ -41,10 +84,15 @@ ETC_ENTRIES = (
     "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
     "/etc/ca-certificates", "/etc/mime.types",
 )
+#: The language a sandboxed bot gets when the referee has none.
+DEFAULT_LANG: Final = "C.UTF-8"
+#: The sandboxed bot's home: its private /tmp.
+SANDBOX_HOME: Final = "/tmp"
 
 
 class SandboxError(UserError):
-    """The sandbox cannot be used (``bwrap`` is missing): a setup error, exit 2."""
+    """The sandbox cannot be used (``bwrap`` or libseccomp is missing): a setup error,
+    exit 2."""
 
 
 def bwrap_path() -> str:
@@ -58,12 +106,143 @@ def bwrap_path() -> str:
     return found
 
 
+def require_sandbox() -> str:
+    """``bwrap``'s path when the sandbox can run (bwrap and libseccomp present); else
+    SandboxError naming the missing package. Blocking the first time (it asks bwrap
+    which options it has)."""
+    bwrap = bwrap_path()
+    try:
+        os.close(filter_fd())
+    except SeccompUnavailable as exc:
+        raise SandboxError(f"--sandbox needs a system call filter: {exc}") from None
+    _disable_userns(bwrap)
+    return bwrap
+
+
+@attrs.frozen
+class Containment:
+    """Whether unsandboxed bots run in a pid namespace of their own, and if not why."""
+
+    contained: bool
+    #: Why not (empty when contained).
+    why: str = ""
+
+    def describe(self) -> str:
+        """The line that says so: ``processes: ...``."""
+        if self.contained:
+            return "processes: contained (a pid namespace per bot)"
+        return (f"processes: not contained ({self.why}): a bot can outlive the referee"
+                f" and read what the referee's user can")
+
+
+#: How long the probe may take (the first run of bwrap on a cold machine).
+_PROBE_TIMEOUT_S: Final = 10.0
+
+
+@functools.cache
+def containment() -> Containment:
+    """Whether bots can be contained here: bwrap, libseccomp and a pid namespace (a user
+    namespace too, for a user other than root), tried once per referee process by
+    running ``true`` the way a bot would run. Blocking (a few milliseconds): call it
+    before the first bot, or in a thread."""
+    if os.environ.get(CONTAIN_VARIABLE, "").lower() in ("off", "0", "no"):
+        return Containment(False, f"{CONTAIN_VARIABLE}=off")
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Containment(False, f"no bwrap: install the Debian package {SANDBOX_PACKAGE}")
+    try:
+        fd = filter_fd()
+    except SeccompUnavailable:
+        return Containment(False, f"no libseccomp: install the Debian package"
+                                  f" {LIBRARY_PACKAGE}")
+    true = shutil.which("true") or "/bin/true"
+    try:
+        done = subprocess.run(
+            [bwrap, *_contained_options(fd, os.getcwd()), "--", true], pass_fds=(fd,),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            timeout=_PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Containment(False, f"bwrap does not run: {exc}")
+    finally:
+        os.close(fd)
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        return Containment(False, said[-1] if said else
+                           f"bwrap exited with status {done.returncode}")
+    return Containment(True)
+
+
+@attrs.frozen
+class Launch:
+    """What to start for a bot: the command line, working directory and environment
+    (None: the referee's), and descriptors to pass on (``pass_fds``), which belong to
+    this value: :meth:`close` them once the process has started (or failed to)."""
+
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: Mapping[str, str] | None
+    fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
+    """How to start ``command`` (whose environment is ``env``, None: the referee's):
+    sandboxed when it asks for the sandbox, else contained where :func:`containment`
+    allows, else as it is. Raises SandboxError when the sandbox cannot run. Blocking
+    (the first call probes the host, a few milliseconds): call it in a thread."""
+    if command.sandbox is not None:
+        bwrap = require_sandbox()
+        return _sandboxed(command, bwrap)
+    if not containment().contained:
+        return Launch(command.argv, command.cwd, env)
+    bwrap = bwrap_path()
+    here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
+    return _through_args_fd(bwrap, lambda fd: _contained_options(fd, here),
+                            command.argv, env)
+
+
+def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
+    """bwrap's options for a contained bot: its own pid namespace and /proc, the host's
+    file system (devices included) and everything else as the referee has it."""
+    return ["--unshare-pid", "--dev-bind", "/", "/", "--proc", "/proc",
+            "--seccomp", str(seccomp_fd), "--chdir", cwd]
+
+
+def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequence[str],
+                     env: Mapping[str, str] | None) -> Launch:
+    """The launch of ``bwrap --args FD -- ARGV...``, where FD holds
+    ``options(seccomp_fd)``, NUL-separated (bwrap reads only options there)."""
+    seccomp = filter_fd()
+    try:
+        words = options(seccomp)
+        args = os.memfd_create("taki-referee-bwrap-args", os.MFD_CLOEXEC)
+    except BaseException:
+        os.close(seccomp)
+        raise
+    fds = (seccomp, args)
+    try:
+        os.write(args, b"".join(os.fsencode(w) + b"\0" for w in words))
+        os.lseek(args, 0, os.SEEK_SET)
+    except BaseException:
+        Launch((), None, None, fds).close()
+        raise
+    return Launch((bwrap, "--args", str(args), "--", *argv), None, env, fds)
+
+
 def _python_dirs() -> list[str]:
     """The referee's interpreter and its standard library, and the SDK's package."""
     dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     dirs.add(os.path.dirname(os.path.realpath(sys.executable)))
-    dirs.add(str(Path(taki_protocol.__file__).resolve().parent))
+    dirs.add(_sdk_dir())
     return sorted(dirs)
+
+
+def _sdk_dir() -> str:
+    return str(Path(taki_protocol.__file__).resolve().parent)
 
 
 def _named_files(argv: Iterable[str], cwd: str) -> dict[str, str]:
@@ -78,14 +257,34 @@ def _named_files(argv: Iterable[str], cwd: str) -> dict[str, str]:
     return named
 
 
-def sandboxed_argv(
-    argv: Iterable[str], cwd: str | None, sandbox: Sandbox, bwrap: str
-) -> list[str]:
-    """The command line that runs ``argv`` (started in ``cwd``, the referee's own working
-    directory when None) inside the sandbox. Words naming an existing file are made
-    absolute, since the sandbox starts the bot in its ``cwd`` only when one was given
-    (the referee's working directory stays out of sight), else in its private /tmp."""
-    argv = list(argv)
+def _visible(path: str, bound: Sequence[str]) -> bool:
+    return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
+
+
+def sandbox_env(command: BotCommand, bound: Sequence[str]) -> dict[str, str]:
+    """The whole environment of a sandboxed bot: ``PATH`` (the entries of the referee's
+    that lie in ``bound``, the paths the bot sees), ``LANG``, ``HOME``, the SDK's
+    ``PYTHONPATH``, then the command's own ``env``."""
+    path = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
+            if p and _visible(os.path.realpath(p), bound)]
+    env = {
+        "PATH": os.pathsep.join(path) or "/usr/bin:/bin",
+        "LANG": os.environ.get("LANG") or DEFAULT_LANG,
+        "HOME": SANDBOX_HOME,
+        "PYTHONPATH": os.path.dirname(_sdk_dir()),
+    }
+    env.update(command.env or {})
+    return env
+
+
+def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
+    """The launch of ``command`` inside the sandbox. Words naming an existing file are
+    made absolute, since the sandbox starts the bot in its ``cwd`` only when one was
+    given (the referee's working directory stays out of sight), else in its private
+    /tmp."""
+    sandbox = command.sandbox
+    assert sandbox is not None
+    argv, cwd = command.argv, command.cwd
     here = os.path.realpath(cwd if cwd is not None else os.getcwd())
     named = _named_files(argv, here)
     readable = [*_python_dirs(),
@@ -94,18 +293,39 @@ def sandboxed_argv(
                 *(os.path.realpath(b) for b in sandbox.binds)]
     if cwd is not None:
         readable.append(here)
+    system = [p for p in (*SYSTEM_DIRS, *ETC_ENTRIES) if os.path.lexists(p)]
+    extra = [p for p in dict.fromkeys(readable) if os.path.exists(p)]
+    env = sandbox_env(command, [os.path.realpath(p) for p in (*system, *extra)])
+    return _through_args_fd(
+        bwrap, lambda fd: [*_disable_userns(bwrap),
+                           *_sandbox_options(fd, sandbox, system, extra, here, cwd, env)],
+        [named.get(word, word) for word in argv], env)
+
+
+def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
+                     extra: Sequence[str], here: str, cwd: str | None,
+                     env: Mapping[str, str]) -> list[str]:
     # The private /tmp first: a path under /tmp bound after it stays visible on top of it.
     out = [
-        bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        "--unshare-all", "--unshare-user", "--cap-drop", "ALL",
         "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
         "--proc", "/proc", "--dev", "/dev", "--size", str(sandbox.tmp_mb << 20),
-        "--tmpfs", "/tmp",
+        "--tmpfs", "/tmp", "--seccomp", str(seccomp_fd), "--clearenv",
     ]
-    for path in (*SYSTEM_DIRS, *ETC_ENTRIES):
-        if os.path.lexists(path):
-            out += ["--ro-bind", path, path]
-    for path in dict.fromkeys(readable):
-        if os.path.exists(path):
-            out += ["--ro-bind", path, path]
-    out += ["--chdir", here if cwd is not None else "/tmp", "--"]
-    return out + [named.get(word, word) for word in argv]
+    for key, value in env.items():
+        out += ["--setenv", key, value]
+    for path in (*system, *extra):
+        out += ["--ro-bind", path, path]
+    return [*out, "--chdir", here if cwd is not None else SANDBOX_HOME]
+
+
+@functools.cache
+def _disable_userns(bwrap: str) -> tuple[str, ...]:
+    """``--disable-userns`` where this bwrap has it (0.8.0 on); the filter denies new
+    user namespaces either way."""
+    try:
+        helped = subprocess.run([bwrap, "--help"], capture_output=True,
+                                timeout=_PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return ("--disable-userns",) if b"--disable-userns" in helped.stdout else ()

@@ -21,11 +21,13 @@ from typing import BinaryIO
 import trio
 
 from referee.core.faults import BotStartError
+from referee.core.files import open_private
 from referee.core.specs import BotCommand, ResourceLimits
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
-from referee.shell.sandbox import SandboxError, bwrap_path, sandboxed_argv
+from referee.shell.sandbox import SandboxError
+from referee.shell.sandbox import launch as bot_launch
 
 __all__ = ["open_bot_process", "rlimits"]
 
@@ -109,8 +111,8 @@ async def open_bot_process(
     """Start ``command`` and yield a :class:`BotProcess`; kill it all on exit.
 
     ``stderr_path`` receives the first ``stderr_cap_bytes`` of the bot's
-    stderr (its parent directories are created); with None, stderr is still
-    drained and its tail kept in memory.
+    stderr (a file 0600; its missing parent directories are created 0700); with
+    None, stderr is still drained and its tail kept in memory.
 
     Raises :class:`BotStartError` if the command cannot be started. Exceptions
     from the body propagate unchanged (not wrapped in an exception group).
@@ -119,13 +121,10 @@ async def open_bot_process(
         raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
     env = command.child_env()
     _resolve_executable(command, env)
-    argv, cwd = list(command.argv), command.cwd
-    if command.sandbox is not None:
-        try:
-            argv = sandboxed_argv(argv, cwd, command.sandbox, bwrap_path())
-        except SandboxError as exc:
-            raise BotStartError(command.display, str(exc)) from None
-        cwd = None
+    try:  # sandboxed, or contained in a pid namespace (in a thread: it may probe bwrap)
+        start = await trio.to_thread.run_sync(bot_launch, command, env)
+    except (SandboxError, OSError) as exc:
+        raise BotStartError(command.display, str(exc)) from None
     hard = command.limits.hard()
     backend = limit_backend() if hard else None
     limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
@@ -135,23 +134,24 @@ async def open_bot_process(
             backend.check(hard)
             cgroup = backend.prepare(hard)
         except (LimitError, OSError) as exc:
+            start.close()
             raise BotStartError(command.display, f"cannot set its limits: {exc}") from None
 
     log: BinaryIO | None = None
     if stderr_path is not None:
-        stderr_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(stderr_path, "wb")  # noqa: SIM115 - owned by BotProcess
+        log = open_private(stderr_path)  # 0600 in a directory made 0700
     guard: GroupGuard | None = None
     try:
         # The guard first: the bot's process tells it its group before its exec.
         guard = await GroupGuard.start(command.display)
         process = await trio.lowlevel.open_process(
-            argv,
+            start.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
+            cwd=start.cwd,
+            env=start.env,
+            pass_fds=start.fds,
             start_new_session=True,
             close_fds=True,
             preexec_fn=_make_preexec(limits, guard, cgroup),
@@ -166,6 +166,8 @@ async def open_bot_process(
         if isinstance(exc, (OSError, subprocess.SubprocessError)):
             raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
         raise
+    finally:
+        start.close()  # the bot's process has its copies (pass_fds)
 
     bot = BotProcess(command, process, log, stderr_cap_bytes)
     bot._guard = guard

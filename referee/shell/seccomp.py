@@ -1,0 +1,203 @@
+"""The system call filter every local bot runs under: what a bot never needs, denied.
+
+A bot reads its stdin, thinks and writes its stdout; the language runtimes it runs on
+start threads and processes, map memory and read files. None of them debug other
+processes, hold kernel keys, mount file systems or make namespaces. Those calls are
+how a bot would get out of its sandbox or its pid namespace, or read the referee's
+secrets, so the filter denies them with ``EPERM`` (a runtime that tries one sees an
+ordinary failure; nothing is killed):
+
+* other processes' memory and control: ``ptrace``, ``process_vm_readv``/``writev``,
+  ``pidfd_getfd``, ``kcmp``;
+* the kernel's key store (the referee's session keyring): ``keyctl``, ``add_key``,
+  ``request_key``;
+* namespaces and mounts: ``unshare``, ``setns``, ``clone`` with any ``CLONE_NEW*`` flag,
+  ``mount``, ``umount2``, ``pivot_root``, ``chroot`` and the new mount API (``fsopen``
+  and the rest), so no new user namespace (with its own tmpfs past the sandbox's
+  bounds) and no mount;
+* ``clone3``, whose flags sit in memory that a filter cannot read, fails with
+  ``ENOSYS``: the C libraries then fall back to ``clone``, whose flags it checks;
+* the kernel's attack surface and the machine's administration: ``bpf``,
+  ``perf_event_open``, ``userfaultfd``, ``kexec_*``, ``*_module``, ``swapon``/``off``,
+  ``reboot``, ``acct``, ``quotactl``, ``syslog``, ``open_by_handle_at`` and the like;
+* ``personality`` with ``ADDR_NO_RANDOMIZE`` (turning off address randomisation), and
+  the ``TIOCSTI`` ioctl (typing into a terminal).
+
+The filter is built with Debian's libseccomp (``libseccomp2``, the library that
+systemd, container runtimes and bubblewrap's own tools use), called through
+:mod:`ctypes`: it resolves every call's number for each architecture the machine runs
+(x86-64 and its 32-bit and x32 system call tables, so ``int 0x80`` is no way around it)
+and compiles the rules to the classic BPF program that ``bwrap --seccomp FD`` loads
+right before it starts the bot. The program is built once per referee process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import functools
+import os
+from collections.abc import Iterable
+from typing import Final
+
+import attrs
+
+__all__ = ["LIBRARY_PACKAGE", "SeccompUnavailable", "filter_fd", "filter_program"]
+
+#: The Debian package of the library.
+LIBRARY_PACKAGE: Final = "libseccomp2"
+
+#: Denied with EPERM whatever their arguments.
+DENIED: Final = (
+    # other processes
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    # the kernel's keys
+    "keyctl", "add_key", "request_key",
+    # namespaces and mounts
+    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot",
+    "fsopen", "fsconfig", "fsmount", "fspick", "move_mount", "open_tree",
+    "mount_setattr",
+    # the kernel's attack surface, the machine's administration
+    "bpf", "perf_event_open", "userfaultfd", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "swapon", "swapoff", "reboot",
+    "acct", "quotactl", "quotactl_fd", "syslog", "lookup_dcookie", "vhangup",
+    "open_by_handle_at", "name_to_handle_at", "uselib", "iopl", "ioperm",
+    "nfsservctl", "fanotify_init",
+)
+
+#: ``clone`` with any of these flags (a new mount, cgroup, uts, ipc, user, pid or network
+#: namespace) is denied.
+CLONE_NAMESPACE_FLAGS: Final = (
+    0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
+)
+ADDR_NO_RANDOMIZE: Final = 0x0040000
+TIOCSTI: Final = 0x5412
+
+# libseccomp's constants (seccomp.h).
+_ACT_ALLOW: Final = 0x7FFF0000
+_ACT_ERRNO: Final = 0x00050000
+_CMP_MASKED_EQ: Final = 7
+_NO_SUCH_CALL: Final = -1
+_MORE_ARCHES: Final = {"x86_64": ("x86", "x32")}
+
+
+class SeccompUnavailable(OSError):
+    """libseccomp is missing or refused the filter; the message says which and why."""
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+@attrs.frozen
+class _Rule:
+    syscall: str
+    action: int
+    #: (argument index, mask, value): the rule applies when ``arg & mask == value``.
+    arg: tuple[int, int, int] | None = None
+
+
+def _errno(code: int) -> int:
+    return _ACT_ERRNO | (code & 0xFFFF)
+
+
+def rules() -> list[_Rule]:
+    """The filter's rules, in the order they are added (the default is to allow)."""
+    out = [_Rule(name, _errno(errno.EPERM)) for name in DENIED]
+    out.append(_Rule("clone3", _errno(errno.ENOSYS)))
+    out += [_Rule("clone", _errno(errno.EPERM), (0, flag, flag))
+            for flag in CLONE_NAMESPACE_FLAGS]
+    # The top bit is set in no persona, but in the query 0xffffffff, which stays allowed.
+    out.append(_Rule("personality", _errno(errno.EPERM),
+                     (0, ADDR_NO_RANDOMIZE | 0x80000000, ADDR_NO_RANDOMIZE)))
+    out.append(_Rule("ioctl", _errno(errno.EPERM), (1, 0xFFFFFFFF, TIOCSTI)))
+    return out
+
+
+def _library() -> ctypes.CDLL:
+    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
+    try:
+        lib = ctypes.CDLL(name, use_errno=True)
+    except OSError:
+        raise SeccompUnavailable(
+            f"the system call filter needs libseccomp, which is not installed: install the"
+            f" Debian package {LIBRARY_PACKAGE} (apt-get install {LIBRARY_PACKAGE})"
+        ) from None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.restype = None
+    lib.seccomp_arch_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_arch_resolve_name.restype = ctypes.c_uint32
+    lib.seccomp_arch_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int,
+                                           ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    return lib
+
+
+def _check(result: int, what: str) -> None:
+    if result < 0:
+        raise SeccompUnavailable(f"libseccomp cannot {what}: {os.strerror(-result)}")
+
+
+def _build(lib: ctypes.CDLL, wanted: Iterable[_Rule]) -> bytes:
+    ctx = lib.seccomp_init(_ACT_ALLOW)
+    if not ctx:
+        raise SeccompUnavailable("libseccomp cannot start a filter")
+    try:
+        for arch in _MORE_ARCHES.get(os.uname().machine, ()):
+            token = lib.seccomp_arch_resolve_name(arch.encode())
+            result = lib.seccomp_arch_add(ctx, token) if token else 0
+            if result not in (0, -errno.EEXIST):
+                _check(result, f"add the {arch} architecture")
+        for rule in wanted:
+            number = lib.seccomp_syscall_resolve_name(rule.syscall.encode())
+            if number == _NO_SUCH_CALL:  # unknown to this libseccomp (an older one)
+                continue
+            # Calls that exist on another architecture of the filter only (umount on
+            # x86, not x86-64) have negative pseudo numbers, which libseccomp maps.
+            if rule.arg is None:
+                result = lib.seccomp_rule_add_array(ctx, rule.action, number, 0, None)
+            else:
+                index, mask, value = rule.arg
+                cmp = _ArgCmp(index, _CMP_MASKED_EQ, mask, value)
+                result = lib.seccomp_rule_add_array(ctx, rule.action, number, 1,
+                                                    ctypes.byref(cmp))
+            _check(result, f"filter {rule.syscall}")
+        fd = os.memfd_create("taki-referee-seccomp", os.MFD_CLOEXEC)
+        try:
+            _check(lib.seccomp_export_bpf(ctx, fd), "export the filter")
+            os.lseek(fd, 0, os.SEEK_SET)
+            chunks = []
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    finally:
+        lib.seccomp_release(ctx)
+    return b"".join(chunks)
+
+
+@functools.cache
+def filter_program() -> bytes:
+    """The filter as a BPF program (what ``bwrap --seccomp`` reads); raises
+    SeccompUnavailable when libseccomp is missing or cannot build it."""
+    return _build(_library(), rules())
+
+
+def filter_fd() -> int:
+    """A new descriptor (close-on-exec; the caller passes it on with ``pass_fds`` and
+    closes it) from whose start the filter can be read to its end."""
+    fd = os.memfd_create("taki-referee-seccomp", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, filter_program())  # a memfd takes the whole write at once
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
