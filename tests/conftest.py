@@ -64,3 +64,17 @@ def open_page(browser: Any) -> PageOpener:
         return page, problems
 
     return open_
+
+
+@pytest.fixture
+def uncontained(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Bots run as they are, not in a pid namespace of their own under bwrap
+    (``TAKI_REFEREE_CONTAIN=off``): for the tests of what the referee does with a bot's
+    own process and pipes when nothing stands between them."""
+    from referee.shell.sandbox import CONTAIN_VARIABLE, containment
+
+    monkeypatch.setenv(CONTAIN_VARIABLE, "off")
+    containment.cache_clear()
+    yield
+    monkeypatch.undo()
+    containment.cache_clear()

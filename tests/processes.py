@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,3 +55,55 @@ def pids_with_a_deal_twice(log: Path, deal_of: Callable[[str], str]) -> dict[str
 def league_deal(game_id: str) -> str:
     """The deal of a league or SPRT game id (``TABLE/dealN/rotR``): its duplicate block."""
     return game_id.rsplit("/", 1)[0]
+
+
+def _stat_fields(pid: int | str) -> list[bytes]:
+    """The fields of ``/proc/PID/stat`` after the command: state, ppid, pgrp, session..."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()
+
+
+def _nspid(pid: int | str) -> int | None:
+    """The pid that the process ``pid`` has in its own, innermost pid namespace."""
+    with open(f"/proc/{pid}/status", "rb") as f:
+        for line in f:
+            if line.startswith(b"NSpid:"):
+                return int(line.split()[-1])
+    return None
+
+
+def host_pid(inner: int, session: int) -> int:
+    """The pid, as the tests see it, of the process that calls itself ``inner`` in the bot
+    started as ``session`` (``BotProcess.pid``). A contained bot runs in a pid namespace
+    of its own (referee.shell.sandbox), under bwrap, whose processes are the session's
+    leader and the namespace's pid 1: its processes know themselves by the pids of that
+    namespace. An uncontained bot's ``inner`` is its pid already."""
+    ours = os.readlink("/proc/self/ns/pid")
+    theirs = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError):
+            fields = _stat_fields(pid)
+            if int(fields[3]) == session or int(fields[2]) == session:
+                theirs.add(os.readlink(f"/proc/{pid}/ns/pid"))
+    theirs.discard(ours)
+    if not theirs:
+        return inner
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/ns/pid") in theirs and _nspid(pid) == inner:
+                return int(pid)
+    raise LookupError(f"no process of the bot {session} is {inner} in its pid namespace")
+
+
+def processes_naming(token: str) -> list[int]:
+    """The live processes (zombies are dead) whose command line holds ``token``."""
+    found = []
+    needle = token.encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError, IndexError):
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if needle not in f.read():
+                    continue
+            if _stat_fields(pid)[0] not in (b"Z", b"X"):
+                found.append(int(pid))
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pickle
@@ -18,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 import trio
+from processes import host_pid
 
 from referee.core.faults import (
     BotCrashed,
@@ -29,6 +31,7 @@ from referee.core.faults import (
 )
 from referee.core.specs import BotCommand, ResourceLimits
 from referee.shell.process import BotProcess, describe_exit_status
+from referee.shell.sandbox import containment
 from referee.shell.spawn import open_bot_process, rlimits
 
 ECHO = """
@@ -205,7 +208,7 @@ async def test_not_executable(tmp_path: Path) -> None:
             pass
 
 
-async def test_spawn_failure_is_a_start_error(tmp_path: Path) -> None:
+async def test_spawn_failure_is_a_start_error(tmp_path: Path, uncontained: None) -> None:
     junk = tmp_path / "junk"
     junk.write_bytes(b"\x00\x01\x02 not a program")
     junk.chmod(junk.stat().st_mode | stat.S_IXUSR)
@@ -215,6 +218,18 @@ async def test_spawn_failure_is_a_start_error(tmp_path: Path) -> None:
             pass
     assert str(junk) in str(info.value)
     assert isinstance(info.value.__cause__, OSError)
+
+
+async def test_a_contained_bot_that_cannot_be_executed_exits_saying_why(tmp_path: Path) -> None:
+    # bwrap starts, then cannot execute the bot: the bot crashes at its start, and the
+    # last lines of its stderr, which the referee reports, say why.
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"\x00\x01\x02 not a program")
+    junk.chmod(junk.stat().st_mode | stat.S_IXUSR)
+    async with open_bot_process(BotCommand((str(junk),))) as bot:
+        with trio.fail_after(10):
+            assert await bot.wait() != 0
+        assert "Exec format error" in bot.stderr_tail()
 
 
 async def test_executable_found_on_env_path(tmp_path: Path) -> None:
@@ -285,7 +300,9 @@ async def test_exits_at_start(tmp_path: Path) -> None:
     assert_reaped(bot.pid)
 
 
-async def test_stdin_closed_by_bot_is_a_crash() -> None:
+async def test_stdin_closed_by_bot_is_a_crash(uncontained: None) -> None:
+    # A contained bot's pipes are also held by bwrap: a bot that closes its input is
+    # then a bot that does not read it (a timeout, see test_bots).
     code = "import os, sys, time; os.close(0); print('closed', flush=True); time.sleep(600)"
     async with open_bot_process(python_bot(code)) as bot:
         assert await read_line(bot) == b"closed\n"
@@ -364,10 +381,10 @@ async def test_fault_in_body_propagates_unwrapped() -> None:
 
 
 async def test_new_session_and_group() -> None:
-    code = "import os; print(os.getpid(), os.getpgrp(), os.getsid(0), flush=True); input()"
+    code = "import os; print(os.getpid(), flush=True); input()"
     async with open_bot_process(python_bot(code)) as bot:
-        pid, pgrp, sid = map(int, (await read_line(bot)).split())
-        assert pid == pgrp == sid == bot.pid
+        pid = host_pid(int(await read_line(bot)), bot.pid)
+        assert os.getpgid(pid) == os.getsid(pid) == bot.pid
 
 
 @pytest.mark.parametrize(
@@ -378,7 +395,7 @@ async def test_new_session_and_group() -> None:
 async def test_forked_children_do_not_hang_referee(mode: str, delay: str) -> None:
     start = time.monotonic()
     async with open_bot_process(python_bot(FORK, mode, delay)) as bot:
-        child = int(await read_line(bot))
+        child = host_pid(int(await read_line(bot)), bot.pid)
         assert os.getpgid(child) == bot.pid
         if mode == "exit":
             # The child still holds stdout open, yet the read reports EOF soon
@@ -416,7 +433,7 @@ async def test_descendant_in_another_group_is_killed(mode: str) -> None:
     """A descendant that leaves the bot's process group is still in its session, where
     cleanup finds it."""
     async with open_bot_process(python_bot(MOVE_GROUP, mode)) as bot:
-        moved = int(await read_line(bot))
+        moved = host_pid(int(await read_line(bot)), bot.pid)
         try:
             assert os.getpgid(moved) == moved and os.getsid(moved) == bot.pid
             if mode == "exit":
@@ -430,8 +447,8 @@ async def test_descendant_in_another_group_is_killed(mode: str) -> None:
 
 
 async def test_escaped_descendant_does_not_hang_referee() -> None:
-    """A descendant that starts a session of its own survives (documented), but cleanup
-    returns."""
+    """A descendant that starts a session of its own survives an uncontained bot
+    (documented), but cleanup returns; a contained bot's dies with its pid namespace."""
     code = """
 import os, sys, time
 if os.fork() == 0:
@@ -443,13 +460,17 @@ time.sleep(600)
 """
     start = time.monotonic()
     async with open_bot_process(python_bot(code)) as bot:
-        escaped = int(await read_line(bot))
+        escaped = host_pid(int(await read_line(bot)), bot.pid)
     try:
         assert time.monotonic() - start < 5  # a hang would last minutes
         assert_reaped(bot.pid)
-        assert psutil.Process(escaped).status() != psutil.STATUS_ZOMBIE
+        if containment().contained:
+            assert_dead(escaped)
+        else:
+            assert psutil.Process(escaped).status() != psutil.STATUS_ZOMBIE
     finally:
-        os.kill(escaped, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(escaped, signal.SIGKILL)
 
 
 async def test_stderr_flood_is_capped(tmp_path: Path) -> None:
