@@ -221,15 +221,16 @@ async def test_spawn_failure_is_a_start_error(tmp_path: Path, uncontained: None)
 
 
 async def test_a_contained_bot_that_cannot_be_executed_exits_saying_why(tmp_path: Path) -> None:
-    # bwrap starts, then cannot execute the bot: the bot crashes at its start, and the
-    # last lines of its stderr, which the referee reports, say why.
+    # bwrap starts, then cannot execute the bot (its execvp hands a file that is no
+    # program to /bin/sh, which fails): the bot crashes at its start, and the last lines
+    # of its stderr, which the referee reports, say why.
     junk = tmp_path / "junk"
     junk.write_bytes(b"\x00\x01\x02 not a program")
     junk.chmod(junk.stat().st_mode | stat.S_IXUSR)
     async with open_bot_process(BotCommand((str(junk),))) as bot:
         with trio.fail_after(10):
             assert await bot.wait() != 0
-        assert "Exec format error" in bot.stderr_tail()
+        assert f"{junk}: 1:" in bot.stderr_tail()
 
 
 async def test_executable_found_on_env_path(tmp_path: Path) -> None:
