@@ -1,12 +1,14 @@
-"""What the sandbox costs: a bot's start and the referee's decisions per second, with and
-without ``--sandbox`` (and with a memory and process limit, as a competition would run).
+"""What containing and sandboxing a bot cost: a bot's start and the referee's decisions per
+second, for a bot run as it is (``plain``: ``TAKI_REFEREE_CONTAIN=off``), ``contained``
+(the default: a pid namespace of its own and the system call filter) and under
+``--sandbox`` (with a memory and process limit, as a competition would run).
 
 (a) Start: from spawning ``sample_bots/random_bot.py`` to its completed handshake.
 (b) Decisions per second: ``play_unit`` plays games between two random bots; timed
     from the end of the first game to the end of the last, so starts are left out.
 
-The two setups alternate, round by round, since a shared machine's speed drifts; the
-medians are printed with their ratio (sandboxed over plain) and the load average.
+The three setups alternate, round by round, since a shared machine's speed drifts; the
+medians are printed with their ratios to plain and the load average before and after.
 
 Run from the repository root: ``.venv/bin/python benchmarks/sandbox.py``.
 """
@@ -31,29 +33,44 @@ from referee.core.specs import BotSpec, ResourceLimits, Sandbox
 from referee.match.unit import play_unit
 from referee.shell.bots import open_bot
 from referee.shell.limits import limit_backend
+from referee.shell.sandbox import CONTAIN_VARIABLE, containment
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 
 
-def bot(name: str, seed: int, sandboxed: bool) -> BotSpec:
+SETUPS = ("plain", "contained", "sandboxed")
+
+
+def setup(name: str) -> None:
+    """Run the next bots the way ``name`` says."""
+    if name == "plain":
+        os.environ[CONTAIN_VARIABLE] = "off"
+    else:
+        os.environ.pop(CONTAIN_VARIABLE, None)
+    containment.cache_clear()
+    if name != "plain" and not containment().contained:
+        raise SystemExit(f"bots cannot be contained here: {containment().why}")
+
+
+def bot(name: str, seed: int, how: str) -> BotSpec:
     command = make_command(f"python {RANDOM_BOT} {seed}")
-    if sandboxed:
+    if how == "sandboxed":
         command = attrs.evolve(command, sandbox=Sandbox(),
                                limits=ResourceLimits(memory_mb=256, pids=64))
     return BotSpec(name, command)
 
 
-async def start_ms(sandboxed: bool) -> float:
+async def start_ms(how: str) -> float:
     began = time.perf_counter()
-    async with open_bot(bot("b", 1, sandboxed), startup_ms=10_000) as conn:
+    async with open_bot(bot("b", 1, how), startup_ms=10_000) as conn:
         assert conn.fault is None, conn.fault
         took = time.perf_counter() - began
     return took * 1000
 
 
-async def decisions_per_s(sandboxed: bool, games: int) -> float:
-    bots = [bot("a", 1, sandboxed), bot("b", 2, sandboxed)]
+async def decisions_per_s(how: str, games: int) -> float:
+    bots = [bot("a", 1, how), bot("b", 2, how)]
     settings = MatchSettings(time=TimeControl(move_ms=2000))
     marks: list[tuple[float, int]] = []
 
@@ -67,25 +84,33 @@ async def decisions_per_s(sandboxed: bool, games: int) -> float:
 
 
 async def run(args: argparse.Namespace) -> None:
-    starts: dict[bool, list[float]] = {False: [], True: []}
-    rates: dict[bool, list[float]] = {False: [], True: []}
+    starts: dict[str, list[float]] = {how: [] for how in SETUPS}
+    rates: dict[str, list[float]] = {how: [] for how in SETUPS}
+    load = os.getloadavg()[0]
     for _ in range(args.rounds):
-        for sandboxed in (False, True):
-            starts[sandboxed].append(await start_ms(sandboxed))
-            rates[sandboxed].append(await decisions_per_s(sandboxed, args.games))
-    print(f"limits backend: {limit_backend().name}; load average {os.getloadavg()[0]:.2f}"
-          f" on {os.cpu_count()} CPUs; {args.rounds} rounds, medians")
+        for how in SETUPS:
+            setup(how)
+            for _ in range(args.starts):
+                starts[how].append(await start_ms(how))
+            rates[how].append(await decisions_per_s(how, args.games))
+    print(f"limits backend: {limit_backend().name}; load average {load:.2f} before,"
+          f" {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} CPUs; {args.rounds} rounds"
+          f" ({args.starts} starts and {args.games} games a round), medians")
     for label, data, unit in (("bot start to handshake", starts, "ms"),
                               ("decisions per second", rates, "/s")):
-        plain, boxed = statistics.median(data[False]), statistics.median(data[True])
-        print(f"{label:24s} plain {plain:9.1f} {unit}  sandboxed {boxed:9.1f} {unit}"
-              f"  ratio={boxed / plain:.2f}")
+        plain = statistics.median(data["plain"])
+        cells = [f"plain {plain:7.1f} {unit}"]
+        for how in SETUPS[1:]:
+            value = statistics.median(data[how])
+            cells.append(f"{how} {value:7.1f} {unit} ({value / plain:.2f}x)")
+        print(f"{label:24s} " + "  ".join(cells))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--games", type=int, default=20, help="games per rate measurement")
+    parser.add_argument("--starts", type=int, default=3, help="starts timed per round")
     trio.run(run, parser.parse_args())
     sys.stdout.flush()
 

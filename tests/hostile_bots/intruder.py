@@ -57,8 +57,9 @@ def failed(what: str) -> bool:
 
 class Regs(ctypes.Structure):
     _fields_ = [(name, ctypes.c_ulonglong) for name in (
-        "r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs eflags"
-        " rsp ss fs_base gs_base ds es fs gs").split()]
+        "r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
+        "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base",
+        "gs_base", "ds", "es", "fs", "gs")]
 
 
 def sleeper_in_own_session() -> None:
@@ -70,6 +71,10 @@ def sleeper_in_own_session() -> None:
 
 
 def ptrace_pid1() -> bool:
+    with open("/proc/1/comm") as f:
+        if f.read().strip() != "bwrap":  # never the machine's own init
+            say("pid 1 is not a sandbox's")
+            return False
     if libc.ptrace(PTRACE_ATTACH, 1, None, None) != 0:
         return failed("cannot attach to pid 1")
     try:

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from jsonout import strict_json
+from processes import processes_naming
 
 from referee.cli.main import main
 from referee.core.specs import HardLimits
@@ -121,13 +121,15 @@ def test_tmp_is_new_for_every_bot_process(
         assert forfeits[0] is None and forfeits[1]["reason"] == "illegal"
 
 
-@pytest.mark.parametrize("sandbox", [True, False])
+@pytest.mark.parametrize("how", ["sandboxed", "contained", "uncontained"])
 def test_proc_shows_neither_referee_nor_guard(
-    here: Path, capsys: pytest.CaptureFixture[str], sandbox: bool
+    here: Path, capsys: pytest.CaptureFixture[str], how: str, request: pytest.FixtureRequest
 ) -> None:
+    if how == "uncontained":
+        request.getfixturevalue("uncontained")
     games, _ = match(capsys, [probe("proc"), RANDOM],
-                     *(["--sandbox"] if sandbox else []))
-    assert (probe_forfeits(games)[0] is None) == sandbox
+                     *(["--sandbox"] if how == "sandboxed" else []))
+    assert (probe_forfeits(games)[0] is None) == (how != "uncontained")
 
 
 def test_memory_over_the_limit_is_a_crash_that_names_the_limit(
@@ -206,19 +208,9 @@ def test_a_bot_kept_under_tmp_is_still_visible(
     assert probe_forfeits(games) == [None]
 
 
-def marked(marker: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, OSError):
-            if proc.environ().get("TAKI_TEST_MARKER") == marker:
-                found.append(proc)
-    return found
-
-
 @contextlib.contextmanager
-def referee(args: list[str], cwd: Path, marker: str) -> Iterator[subprocess.Popen[bytes]]:
+def referee(args: list[str], cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen([str(REFEREE), *args], cwd=cwd, start_new_session=True,
-                            env={**os.environ, "TAKI_TEST_MARKER": marker},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     with proc:
         try:
@@ -232,22 +224,24 @@ def referee(args: list[str], cwd: Path, marker: str) -> Iterator[subprocess.Pope
 def test_nothing_of_a_sandboxed_bot_outlives_a_killed_referee(here: Path) -> None:
     # The bot kills what it can see and starts children in sessions of their own; then
     # the referee dies by SIGKILL, with no chance to clean up.
-    marker = uuid.uuid4().hex
-    args = ["match", probe("escape"), RANDOM, "--sandbox", "--games", "1",
+    # The probe's command line (which its children keep) names the token; a sandboxed
+    # bot has no environment of the referee's to mark it with.
+    marker = f"escape-{uuid.uuid4().hex}"
+    args = ["match", probe("escape", marker), RANDOM, "--sandbox", "--games", "1",
             "--move-ms", "60000", "--log-dir", "logs"]
-    with referee(args, here, marker) as proc:
+    with referee(args, here) as proc:
         deadline = time.monotonic() + 30
         while "three children" not in probe_log(here) if (here / "logs").exists() else True:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             assert time.monotonic() < deadline, "the probe did not start its children"
             time.sleep(0.05)
-        assert len(marked(marker)) >= 4  # at least the bot and its three children
+        assert len(processes_naming(marker)) >= 4  # at least the bot and its three children
         os.kill(proc.pid, signal.SIGKILL)  # the referee alone, not its group
         proc.wait()
-        deadline = time.monotonic() + 10
-        while marked(marker) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 2
+        while processes_naming(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert marked(marker) == []
+        assert processes_naming(marker) == []
 
 
 def test_cgroup_v2_limits_are_written_where_the_kernel_reads_them(tmp_path: Path) -> None:
