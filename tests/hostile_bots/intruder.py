@@ -131,8 +131,14 @@ def find_variable(name: str) -> bool:
 
 
 def big_tmpfs(mb: int) -> bool:
+    uid, gid = os.getuid(), os.getgid()
     if libc.syscall(272, CLONE_NEWUSER | CLONE_NEWNS) != 0:  # unshare
         return failed("cannot unshare")
+    # Root in the new namespace, as the bot's own user outside.
+    for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"),
+                       ("gid_map", f"0 {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
     target = "/tmp/intruder-tmpfs"
     os.makedirs(target, exist_ok=True)
     if libc.mount(b"none", target.encode(), b"tmpfs", 0, b"size=1g") != 0:
