@@ -1,7 +1,8 @@
 """Plays like a random bot and appends ``PROCESS GAME_ID`` to FILE at every
-``game_start``: which process played which games (PROCESS: its pid and a random tag, since
-contained bots, each in a pid namespace of its own, may all have the same pid). A process that played two games of one deal would
-know, in the second, the other hands and the draw order from the first.
+``game_start``: which process played which games (PROCESS: its pid and a random tag,
+since contained bots, each in a pid namespace of its own, may all have one pid). A
+process that played two games of one deal would know, in the second, the other hands and
+the draw order from the first.
 
 Usage: deal_memory.py FILE
 """
