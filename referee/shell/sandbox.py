@@ -44,6 +44,7 @@ import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +56,7 @@ import taki_protocol
 
 from referee.core.errors import UserError
 from referee.core.specs import BotCommand, Sandbox
+from referee.shell.process import BotProcess
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 
 __all__ = [
@@ -63,6 +65,7 @@ __all__ = [
     "Containment",
     "Launch",
     "SandboxError",
+    "WrappedBotProcess",
     "bwrap_path",
     "containment",
     "launch",
@@ -183,10 +186,38 @@ class Launch:
     env: Mapping[str, str] | None
     fds: tuple[int, ...] = ()
 
+    @property
+    def wrapped(self) -> bool:
+        """Whether the process is bwrap's (a :class:`WrappedBotProcess`)."""
+        return bool(self.fds)
+
     def close(self) -> None:
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class WrappedBotProcess(BotProcess):
+    """A bot run by bwrap, whose exit status is 128 + N when the bot was killed by
+    signal N (as a shell's is): its exit status says that it was killed, as a bare
+    bot's does (negative). bwrap's own death by a signal (the referee's kill) is told
+    as it is."""
+
+    @property
+    def returncode(self) -> int | None:
+        code = super().returncode
+        return code if code is None else _unwrapped(code)
+
+    def poll(self) -> int | None:
+        code = super().poll()
+        return code if code is None else _unwrapped(code)
+
+    async def wait(self) -> int:
+        return _unwrapped(await super().wait())
+
+
+def _unwrapped(code: int) -> int:
+    return 128 - code if 128 < code < 128 + signal.NSIG else code
 
 
 def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:

@@ -26,7 +26,7 @@ from referee.core.specs import BotCommand, ResourceLimits
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
-from referee.shell.sandbox import SandboxError
+from referee.shell.sandbox import SandboxError, WrappedBotProcess
 from referee.shell.sandbox import launch as bot_launch
 
 __all__ = ["open_bot_process", "rlimits"]
@@ -169,7 +169,8 @@ async def open_bot_process(
     finally:
         start.close()  # the bot's process has its copies (pass_fds)
 
-    bot = BotProcess(command, process, log, stderr_cap_bytes)
+    bot = (WrappedBotProcess if start.wrapped else BotProcess)(
+        command, process, log, stderr_cap_bytes)
     bot._guard = guard
     bot._cgroup = cgroup
     raised: BaseException | None = None

@@ -44,8 +44,6 @@ async def test_a_working_bot_passes_and_leaves_nothing_running() -> None:
      "exited with status 4 before its handshake", "cannot load weights"),
     ("python -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'",
      "killed by signal SIGKILL before its handshake", ""),
-    ("python -c 'import os, time; os.close(1); time.sleep(60)'",
-     "closed its output before its handshake", ""),
     ("python -c 'import sys, time; sys.stdout.write(\"hi\\n\"); sys.stdout.flush(); "
      "time.sleep(60)'", "protocol error in its handshake: ", ""),
     (f"python {HOSTILE / 'wrong_version.py'}", "protocol error in its handshake: ", ""),
@@ -71,6 +69,26 @@ async def test_each_failure_says_what_happened(
     if stderr:
         assert "\n  last lines of its stderr:\n    " in text and stderr in text
     # The bot and everything it started are gone.
+    assert live_children(zombies=True) == []
+
+
+CLOSES_OUTPUT = "python -c 'import os, time; os.close(1); time.sleep(60)'"
+
+
+async def test_a_bot_that_closes_its_output_says_so(tmp_path: Path, uncontained: None) -> None:
+    spec = BotSpec("ghost", make_command(CLOSES_OUTPUT, cwd=str(tmp_path)), "league.toml:12")
+    failure = await check_bot(spec, TimeControl(startup_ms=10_000))
+    assert failure is not None
+    assert failure.problem.startswith("closed its output before its handshake")
+    assert live_children(zombies=True) == []
+
+
+async def test_a_contained_bot_that_closes_its_output_is_silent(tmp_path: Path) -> None:
+    # bwrap holds the bot's output too: the referee sees a bot that says nothing.
+    spec = BotSpec("ghost", make_command(CLOSES_OUTPUT, cwd=str(tmp_path)), "league.toml:12")
+    failure = await check_bot(spec, TimeControl(startup_ms=2000))
+    assert failure is not None
+    assert failure.problem.startswith("no handshake within 2000 ms")
     assert live_children(zombies=True) == []
 
 

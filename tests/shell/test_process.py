@@ -303,7 +303,7 @@ async def test_exits_at_start(tmp_path: Path) -> None:
 
 async def test_stdin_closed_by_bot_is_a_crash(uncontained: None) -> None:
     # A contained bot's pipes are also held by bwrap: a bot that closes its input is
-    # then a bot that does not read it (a timeout, see test_bots).
+    # then a bot that does not read it (a timeout).
     code = "import os, sys, time; os.close(0); print('closed', flush=True); time.sleep(600)"
     async with open_bot_process(python_bot(code)) as bot:
         assert await read_line(bot) == b"closed\n"
