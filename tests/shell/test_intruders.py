@@ -24,10 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import taki_protocol
 from jsonout import strict_json
 from processes import processes_naming
 
 from referee.cli.main import main
+from referee.core.specs import BotCommand, Sandbox
+from referee.shell.sandbox import containment, sandbox_env
 
 REPO = Path(__file__).resolve().parents[2]
 INTRUDER = REPO / "tests" / "hostile_bots" / "intruder.py"
@@ -223,3 +226,32 @@ def test_a_contained_bot_that_kills_its_guard_dies_with_a_killed_referee(
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(referee.pid, signal.SIGKILL)
+
+
+def test_without_bwrap_the_first_line_says_bots_are_not_contained(
+    here: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{here}:{Path(sys.executable).parent}")  # no bwrap on it
+    containment.cache_clear()
+    try:
+        games, err = match(capsys, [RANDOM.replace("python", "a=python", 1), RANDOM])
+    finally:
+        containment.cache_clear()
+    assert err.splitlines()[0] == (
+        "processes: not contained (no bwrap: install the Debian package bubblewrap): a bot"
+        " can outlive the referee and read what the referee's user can")
+    assert all(p["forfeit"] is None for players in games for p in players)
+
+
+def test_a_sandboxed_bot_gets_path_lang_home_the_sdk_and_its_own_env(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/nowhere/bin:/usr/local/bin")
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    monkeypatch.setenv("TAKI_TEST_SECRET", "x")
+    command = BotCommand(("bot",), env={"TEAM": "red", "HOME": "/tmp/home"},
+                         sandbox=Sandbox())
+    env = sandbox_env(command, ["/usr", "/work"])
+    sdk = Path(taki_protocol.__file__).resolve().parent.parent
+    assert env == {"PATH": "/usr/bin:/usr/local/bin", "LANG": "de_DE.UTF-8",
+                   "HOME": "/tmp/home", "PYTHONPATH": str(sdk), "TEAM": "red"}
