@@ -104,6 +104,9 @@ async def run(args: argparse.Namespace) -> None:
             value = statistics.median(data[how])
             cells.append(f"{how} {value:7.1f} {unit} ({value / plain:.2f}x)")
         print(f"{label:24s} " + "  ".join(cells))
+        if args.verbose:
+            for how in SETUPS:
+                print(f"  {how:10s} " + " ".join(f"{v:.0f}" for v in data[how]))
 
 
 def main() -> None:
@@ -111,6 +114,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--games", type=int, default=20, help="games per rate measurement")
     parser.add_argument("--starts", type=int, default=3, help="starts timed per round")
+    parser.add_argument("--verbose", action="store_true", help="print every measurement")
     trio.run(run, parser.parse_args())
     sys.stdout.flush()
 
