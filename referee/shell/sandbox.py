@@ -129,6 +129,8 @@ class Containment:
     contained: bool
     #: Why not (empty when contained).
     why: str = ""
+    #: The bwrap that contains them (empty when not contained).
+    bwrap: str = ""
 
     def describe(self) -> str:
         """The line that says so: ``processes: ...``."""
@@ -172,7 +174,7 @@ def containment() -> Containment:
         said = done.stderr.decode(errors="replace").strip().splitlines()
         return Containment(False, said[-1] if said else
                            f"bwrap exited with status {done.returncode}")
-    return Containment(True)
+    return Containment(True, bwrap=bwrap)
 
 
 @attrs.frozen
@@ -228,9 +230,10 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
     if command.sandbox is not None:
         bwrap = require_sandbox()
         return _sandboxed(command, bwrap)
-    if not containment().contained:
+    contained = containment()
+    if not contained.contained:
         return Launch(command.argv, command.cwd, env)
-    bwrap = bwrap_path()
+    bwrap = contained.bwrap
     here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
     return _through_args_fd(bwrap, lambda fd: _contained_options(fd, here),
                             command.argv, env)
