@@ -133,6 +133,10 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.remote import run_connect_command
 
         return trio.run(run_connect_command, args)
+    if command == "kit":
+        from referee.cli.kit import kit_command
+
+        return kit_command(args)
     if command == "report":
         from referee.cli.report import report_command
 
