@@ -74,12 +74,15 @@ async def _until_terminated(command: Callable[..., Awaitable[int]], *args: objec
 
     async with trio.open_nursery() as nursery:
 
-        async def watch() -> None:
+        async def watch(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
             with trio.open_signal_receiver(signal.SIGTERM) as signals:
+                task_status.started()
                 async for _ in signals:
                     raise Terminated
 
-        nursery.start_soon(watch)
+        # Watching before the command starts: a SIGTERM during its first steps (before
+        # its first checkpoint) is handled like any other, not the default way (death).
+        await nursery.start(watch)
         code = await command(*args)
         nursery.cancel_scope.cancel()
     return code
