@@ -13,7 +13,6 @@ import time
 from typing import Any, NoReturn
 
 import msgpack
-
 from strategy import choose
 
 PROTOCOL = 1
