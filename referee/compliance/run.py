@@ -45,6 +45,8 @@ LIFECYCLE_GAME = "decide-play"
 IDLE_WATCH_S = 0.02
 #: The lines of the bot's stderr a failed scenario shows.
 STDERR_LINES = 10
+#: What a bot that had to be stopped should do instead (a JVM's orderly exit, say).
+EXIT_ADVICE = "exit at once, without clean-up (PROTOCOL.md section 3.6)"
 
 
 def scenario_catalogue() -> list[tuple[str, str, str]]:
@@ -154,7 +156,7 @@ async def _exit_status(conn: RecordingConnection, wait_s: float) -> int | None:
 
 def _exit_problem(code: int | None, after: str, wait_s: float) -> str | None:
     if code is None:
-        return f"still running {wait_s * 1000:.0f} ms after {after}"
+        return f"still running {wait_s * 1000:.0f} ms after {after}; {EXIT_ADVICE}"
     if code != 0:
         status = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
         return f"{status} after {after}"
@@ -181,7 +183,8 @@ async def _end_of_input(starter: _Starter) -> ScenarioOutcome:
         await conn.process.close_input()
         code = await _exit_status(conn, SHUTDOWN_WAIT_S)
         problem = None if code is not None else \
-            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input"
+            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input;" \
+            f" {EXIT_ADVICE}"
         return starter.explain(_lifecycle("end-of-input", problem), conn)
 
 
@@ -214,7 +217,7 @@ async def _error(conn: RecordingConnection) -> ScenarioOutcome:
     await conn.fail(fault)  # error, input closed, GOODBYE_S to exit, then the kill
     code = conn.process.returncode
     problem = None if code is not None and code >= 0 else \
-        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed"
+        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed; {EXIT_ADVICE}"
     return _lifecycle("error-mid-game", problem,
                       Error(reason="timeout", message=fault.public_detail))
 

@@ -128,9 +128,10 @@ async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> Non
                          tmp_path=tmp_path)
     failed = {o.name: o.problem for o in report.failures}
     assert set(failed) == set(LIFECYCLE) - {"handshake"}
-    assert failed["error-mid-game"] == "still running 200 ms after error: killed"
-    assert failed["end-of-input"] == "still running 500 ms after the end of its input"
-    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown"
+    advice = "; exit at once, without clean-up (PROTOCOL.md section 3.6)"
+    assert failed["error-mid-game"] == "still running 200 ms after error: killed" + advice
+    assert failed["end-of-input"] == "still running 500 ms after the end of its input" + advice
+    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown" + advice
 
 
 async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(
