@@ -1,5 +1,6 @@
 """Every starter kit, copied out as a participant gets it (``taki-referee kit``): two
-copies of its ``./bot`` started at once on the fresh kit build it once and both play,
+copies of its ``./bot`` started at once on the fresh kit both answer ``hello`` (one
+builds while the other waits for its lock) and leave no temporary build directory,
 ``check`` passes, and 200 games against the random bot (2 to 4 seats, both presets, the
 variant flags) end without a forfeit.
 
@@ -123,8 +124,8 @@ def handshake(bots: list[subprocess.Popen[bytes]], timeout_s: float) -> list[dic
 
 
 def first_use_by_two(kit: Path) -> float:
-    """Start two ./bot at once on a kit that was never built; both must build (one
-    after the other, or one waiting for the other) and answer hello. Returns the time."""
+    """Start two ./bot at once on a kit that was never built; both must answer hello
+    once it is built. Returns the time that took."""
     began = time.monotonic()
     with open(kit / "first-use.log", "wb") as log:
         bots = [subprocess.Popen(["./bot"], cwd=kit, stdin=subprocess.PIPE,
