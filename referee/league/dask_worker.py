@@ -18,7 +18,7 @@ import trio
 from referee.core.faults import BotStartError
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotCommand, BotSpec, ResourceLimits
+from referee.core.specs import BotSpec
 from referee.league.botcheck import BotCheckFailure, check_bots
 from referee.match.unit import play_unit
 
@@ -27,42 +27,20 @@ __all__ = [
     "PlayedGame",
     "UnitResult",
     "UnitTask",
-    "WorkerBot",
+    "on_this_worker",
     "play_unit_task",
 ]
 
 
-@attrs.frozen
-class WorkerBot:
-    """A bot as plain values, for the trip to a worker (a :class:`BotCommand` keeps its
-    environment in a read-only mapping proxy, which pickle refuses)."""
-
-    name: str
-    argv: tuple[str, ...]
-    cwd: str | None
-    env: tuple[tuple[str, str], ...] | None
-    limits: tuple[tuple[str, int | None], ...]
-
-    @classmethod
-    def of(cls, spec: BotSpec) -> WorkerBot:
-        cmd = spec.local_command()  # a remote bot cannot play on a worker
-        return cls(
-            name=spec.name,
-            argv=cmd.argv,
-            cwd=cmd.cwd,
-            env=None if cmd.env is None else tuple(sorted(cmd.env.items())),
-            limits=tuple(attrs.asdict(cmd.limits).items()),
-        )
-
-    def spec(self, coordinator_python: str) -> BotSpec:
-        """The bot on this worker. ``python`` in a league file means the referee's own
-        interpreter: the coordinator's path becomes the worker's."""
-        argv = self.argv
-        if argv[0] == coordinator_python:
-            argv = (sys.executable, *argv[1:])
-        env = None if self.env is None else dict(self.env)
-        limits = ResourceLimits(**dict(self.limits))
-        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits))
+def on_this_worker(spec: BotSpec, coordinator_python: str) -> BotSpec:
+    """The bot as this worker starts it. ``python`` in a league file means the referee's
+    own interpreter: the coordinator's path becomes the worker's. Everything else (the
+    environment, the limits, the sandbox) is the coordinator's value as it is."""
+    command = spec.local_command()  # a remote bot cannot play on a worker
+    if command.argv[0] != coordinator_python:
+        return spec
+    argv = (sys.executable, *command.argv[1:])
+    return attrs.evolve(spec, command=attrs.evolve(command, argv=argv))
 
 
 @attrs.frozen
@@ -71,12 +49,13 @@ class UnitTask:
 
     unit: str
     games: tuple[ScheduledGame, ...]
-    bots: tuple[WorkerBot, ...]
+    #: The bots as the coordinator has them (see :func:`on_this_worker`).
+    bots: tuple[BotSpec, ...]
     #: Without replay_dir and log_dir: the worker uses a directory of its own.
     settings: MatchSettings
     replays: bool
     logs: bool
-    #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
+    #: The coordinator's interpreter (see :func:`on_this_worker`).
     python: str
     #: The league run: a worker checks each bot once per run (:func:`play_unit_task`).
     run: str = ""
@@ -133,7 +112,7 @@ def _worker_address() -> str:
 #: The (run, bot) pairs whose bot passed the bot check in this worker process. Only
 #: passes are kept, and only for their run: a bot installed or fixed on a worker after
 #: a failure is checked again, by the next run at the latest.
-_CHECKED: set[tuple[str, WorkerBot]] = set()
+_CHECKED: set[tuple[str, BotSpec]] = set()
 
 
 _CHECKED_LOCK = threading.Lock()
@@ -171,7 +150,7 @@ def play_unit_task(task: UnitTask) -> UnitResult:
             replay_dir=root / "replays" if task.replays else None,
             log_dir=root / "logs" if task.logs else None,
         )
-        bots = [bot.spec(task.python) for bot in task.bots]
+        bots = [on_this_worker(bot, task.python) for bot in task.bots]
 
         def keep(outcome: GameOutcome) -> None:
             text = None

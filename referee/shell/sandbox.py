@@ -2,7 +2,7 @@
 
 A sandboxed bot gets new user, pid, ipc, uts, cgroup and network namespaces (no network
 at all, not even the host's loopback), all capabilities dropped, a session of its own,
-and dies with the referee (``--die-with-parent``: killing its pid 1 ends the whole pid
+and dies with the referee (its guard and cleanup kill its pid 1, which ends the whole pid
 namespace, ``setsid`` children included). It sees, read-only, the system directories,
 the referee's own Python (for bot commands that start with ``python``), the SDK, its
 working directory, the directory of each existing file its command names and any
@@ -96,7 +96,7 @@ def sandboxed_argv(
         readable.append(here)
     # The private /tmp first: a path under /tmp bound after it stays visible on top of it.
     out = [
-        bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+        bwrap, "--unshare-all", "--new-session", "--cap-drop", "ALL",
         "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
         "--proc", "/proc", "--dev", "/dev", "--size", str(sandbox.tmp_mb << 20),
         "--tmpfs", "/tmp",

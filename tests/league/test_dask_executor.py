@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psutil
 import pytest
 import trio
@@ -42,7 +43,7 @@ from referee.league.dask_executor import (
     deliver,
     scheduler_address,
 )
-from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot, play_unit_task
+from referee.league.dask_worker import UnitResult, UnitTask, on_this_worker, play_unit_task
 from referee.league.runner import (
     LeagueJob,
     league_size,
@@ -433,7 +434,7 @@ def unit_task(config: LeagueConfig, unit: WorkUnit, run: str = "") -> UnitTask:
     return UnitTask(
         unit=unit.name,
         games=unit.games,
-        bots=tuple(WorkerBot.of(specs[name]) for name in unit.games[0].seats),
+        bots=tuple(specs[name] for name in unit.games[0].seats),
         settings=settings_for(config, None),
         replays=True,
         logs=True,
@@ -647,7 +648,7 @@ async def test_a_stranded_task_is_resubmitted_while_other_tasks_keep_finishing(
     assert sent[1][0] < len(client.submitted) - 10, sent
 
 
-def test_bots_travel_as_plain_values(tmp_path: Path) -> None:
+def test_bots_travel_as_they_are(tmp_path: Path) -> None:
     import pickle
 
     config = load_league(league_file(tmp_path, deals=1, bots=f"""\
@@ -656,17 +657,21 @@ name = "a"
 command = "{GREEDY}"
 env = {{ X = "1" }}
 limits = {{ cpu_seconds = 60 }}
+sandbox = true
 
 [[bots]]
 name = "b"
 command = "/bin/true"
 """))
     for spec in config.bots:
-        bot = pickle.loads(pickle.dumps(WorkerBot.of(spec)))
-        assert bot.spec(sys.executable) == spec
+        assert pickle.loads(pickle.dumps(spec)) == spec
+        assert on_this_worker(spec, sys.executable) == spec
+    a = config.bots[0].local_command()
+    assert a.sandbox is not None and a.env == {"X": "1"}
     # ``python`` is the coordinator's interpreter there, the worker's here.
-    moved = WorkerBot.of(config.bots[0]).spec("/elsewhere/python")
-    assert moved.command.argv[0] == sys.executable
+    moved = on_this_worker(config.bots[0], "/elsewhere/python")
+    assert moved.local_command().argv[0] == sys.executable
+    assert attrs.evolve(moved.local_command(), argv=a.argv) == a
     assert pickle.loads(pickle.dumps(settings_for(config, None))) == settings_for(config, None)
 
 
