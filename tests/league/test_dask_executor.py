@@ -20,7 +20,8 @@ import psutil
 import pytest
 import trio
 from jsonout import strict_json
-from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
+from probing import check_reports, probe_league, probe_reports
+from processes import deal_memory_command, league_deal, pids_with_a_deal_twice, thinker
 
 try:
     from distributed import Client
@@ -718,3 +719,45 @@ def test_dask_option_without_dask(tmp_path: Path) -> None:
                             cwd=tmp_path, timeout=60)
     assert result.returncode == 2, result.stderr
     assert INSTALL_HINT in " ".join(result.stderr.split())
+
+
+# ------------------------------------------------------ the bot value on a worker
+
+
+async def test_the_probe_reports_its_sandbox_from_a_dask_worker(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    """Dask workers received a copy of the bot's command without its sandbox, and ran
+    sandboxed bots unsandboxed."""
+    config = load_league(probe_league(tmp_path, sandbox=True))
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(config, store, log_dir=tmp_path / "logs",
+                                  executor=DaskExecutor(cluster))
+    assert played == 2
+    check_reports(probe_reports(tmp_path / "logs"), tmp_path / "secret.txt", sandboxed=True)
+
+
+async def test_sandboxed_units_of_a_minute_complete_on_dask(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    """A sandboxed bot got SIGKILL (bwrap's --die-with-parent) when the Trio thread of
+    the Dask worker that started it had been idle for 10 s."""
+    path = league_file(tmp_path, deals=1, league="sandbox = true", bots=f"""\
+[[bots]]
+name = "slow"
+command = "{thinker(12, 1, 5, '0')}"
+
+[[bots]]
+name = "random"
+command = "{RANDOM} 1"
+""")
+    path.write_text(path.read_text().replace("move_ms = 1000", "move_ms = 30000"))
+    started = time.monotonic()
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(load_league(path), store, log_dir=tmp_path / "logs",
+                                  executor=DaskExecutor(cluster))
+    assert played == 2
+    assert time.monotonic() - started >= 60
+    check_exactly_once(tmp_path / "r.sqlite", set(stored_ids(tmp_path / "r.sqlite")))
+    logs = "".join(p.read_text() for p in (tmp_path / "logs").iterdir())
+    assert logs.count("thinks: 12 s") == 5, logs
