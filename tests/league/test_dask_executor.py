@@ -21,7 +21,14 @@ import pytest
 import trio
 from jsonout import strict_json
 from probing import check_reports, probe_league, probe_reports
-from processes import deal_memory_command, league_deal, pids_with_a_deal_twice, thinker
+from processes import (
+    deal_memory_command,
+    kill_all,
+    league_deal,
+    pids_with_a_deal_twice,
+    run_processes,
+    thinker,
+)
 
 try:
     from distributed import Client
@@ -751,7 +758,8 @@ command = "{thinker(12, 1, 5, '0')}"
 name = "random"
 command = "{RANDOM} 1"
 """)
-    path.write_text(path.read_text().replace("move_ms = 1000", "move_ms = 30000"))
+    text = path.read_text().replace("move_ms = 1000", "move_ms = 30000")
+    path.write_text(text.replace("bank_ms = 10000\nincrement_ms = 100\n", ""))
     started = time.monotonic()
     with ResultStore(tmp_path / "r.sqlite") as store:
         played = await run_league(load_league(path), store, log_dir=tmp_path / "logs",
@@ -761,3 +769,34 @@ command = "{RANDOM} 1"
     check_exactly_once(tmp_path / "r.sqlite", set(stored_ids(tmp_path / "r.sqlite")))
     logs = "".join(p.read_text() for p in (tmp_path / "logs").iterdir())
     assert logs.count("thinks: 12 s") == 5, logs
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["plain", "sandbox"])
+def test_a_killed_coordinator_stops_its_units_on_the_workers(
+    tmp_path: Path, cluster: str, client: Client, sandbox: bool
+) -> None:
+    """Dask cannot stop a running task: the task sees that its client left the cluster
+    and stops its unit and its bots, which played on for minutes."""
+    marker = uuid.uuid4().hex
+    bot = thinker(60, 1, 0, "any", marker)  # thinks a minute on every decision
+    path = league_file(tmp_path, deals=1, league=f"sandbox = {str(sandbox).lower()}",
+                       bots=f'[[bots]]\nname = "a"\ncommand = "{bot}"\n\n'
+                            f'[[bots]]\nname = "b"\ncommand = "{bot}"\n')
+    path.write_text(path.read_text().replace("move_ms = 1000", "move_ms = 120000"))
+    args = ("league", str(path), "--db", str(tmp_path / "r.sqlite"), "--dask", cluster)
+    with referee(*args, cwd=tmp_path) as proc:
+        deadline = time.monotonic() + 60
+        while not run_processes(marker):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "no bot started on a worker"
+            time.sleep(0.02)
+        time.sleep(1.5)  # the bots are thinking
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        proc.wait()
+    try:
+        while run_processes(marker) and time.monotonic() < killed + 2:
+            time.sleep(0.02)
+        assert run_processes(marker) == []
+    finally:
+        kill_all(run_processes(marker))
