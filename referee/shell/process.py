@@ -55,7 +55,6 @@ import math
 import os
 import select
 import signal
-from collections.abc import Iterator
 from typing import BinaryIO, Final, Literal
 
 import trio
@@ -64,6 +63,7 @@ from referee.core.faults import BotCrashed
 from referee.core.specs import BotCommand
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle
+from referee.shell.proctable import alive, children_of, session_stragglers
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -111,70 +111,6 @@ def describe_exit_status(returncode: int | None) -> str:
     except ValueError:
         name = f"signal {-returncode}"
     return f"killed by signal {name}"
-
-
-def _live_processes() -> Iterator[tuple[int, bytes, bytes]]:
-    """``(pid, ppid, session)`` of every live process (zombies count as dead), from
-    ``/proc``; nothing where there is no ``/proc``. One scan costs well under a
-    millisecond on a machine with a hundred processes."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            stat = os.read(fd, 512)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-        # "pid (comm) state ppid pgrp session ..."; comm may itself contain parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split(None, 4)
-        if len(fields) > 3 and fields[0] not in (b"Z", b"X"):
-            yield int(name), fields[1], fields[3]
-
-
-def _children(pid: int) -> list[int]:
-    """The live children of ``pid``: for a sandboxed bot, the sandbox's pid 1 (which
-    leads a session of its own, out of reach of the group kill)."""
-    wanted = b"%d" % pid
-    return [child for child, ppid, _ in _live_processes() if ppid == wanted]
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie)."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        stat = os.read(fd, 512)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
-
-
-def _session_stragglers(sid: int) -> list[int]:
-    """Live processes of the session ``sid`` of a bot that has been reaped.
-
-    The bot led the session, so a live process whose pid is ``sid`` is another process
-    that got the bot's pid after the session emptied: then nothing is the bot's."""
-    wanted = b"%d" % sid
-    found = []
-    for pid, _, session in _live_processes():
-        if session == wanted:
-            if pid == sid:
-                return []
-            found.append(pid)
-    return found
 
 
 # --------------------------------------------------------------------------- errors
@@ -443,7 +379,7 @@ class BotProcess:
         if self.poll() is None:  # not reaped: its pid is still the bot's
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGSTOP)
-            children = _children(self.pid)
+            children = children_of(self.pid)
             for child in children:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(child, signal.SIGKILL)
@@ -466,8 +402,8 @@ class BotProcess:
         millisecond on a machine with a hundred processes) for a bot that did not fork.
         """
         deadline = trio.current_time() + GROUP_EXIT_WAIT_S
-        while (stragglers := _session_stragglers(self.pid)) or (
-            children := [pid for pid in children if _alive(pid)]
+        while (stragglers := session_stragglers(self.pid)) or (
+            children := [pid for pid in children if alive(pid)]
         ):
             for pid in stragglers:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
