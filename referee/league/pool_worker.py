@@ -141,10 +141,11 @@ def main() -> int:
                 raise TypeError(f"not a unit of work: {type(task).__name__}")
             result = play_unit_task(task)
             lifeline.done()
-            results.write(frame(result))
-            results.flush()
-    except BrokenPipeError:  # the coordinator is gone: nobody to tell
-        return INTERRUPTED
+            try:
+                results.write(frame(result))
+                results.flush()
+            except BrokenPipeError:  # the coordinator is gone: nobody to tell
+                return INTERRUPTED
     except BaseException as exc:
         if _interrupted(exc):
             return INTERRUPTED
