@@ -80,14 +80,14 @@ class Lifeline:
     and the coordinator's end.
 
     At the end of the input (or when it breaks), a worker that is playing a unit is
-    interrupted at once (SIGINT, see :func:`_interrupt`); an idle one gets None from
-    :meth:`next_task`."""
+    interrupted at once (SIGINT, see :func:`_interrupt`): the unit stops its bots on
+    the way out. A worker that is not (starting, or between units) has no bot to stop,
+    and exits at once."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
-        self._tasks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._ended = False
         self._busy = False
         self._thread = threading.Thread(target=self._read, name="lifeline", daemon=True)
 
@@ -101,17 +101,16 @@ class Lifeline:
         except (OSError, ValueError):  # a broken pipe is an end too
             pass
         with self._lock:
-            self._ended = True
-            if self._busy:
-                os.kill(os.getpid(), signal.SIGINT)
-        self._tasks.put(None)
+            if not self._busy:
+                # No unit, hence no bot: nothing to stop. At once, even in the middle
+                # of the imports, which take seconds on a loaded machine.
+                os._exit(0)
+            os.kill(os.getpid(), signal.SIGINT)
 
-    def next_task(self) -> bytes | None:
-        """The next task, marking the worker busy; None once the input has ended."""
+    def next_task(self) -> bytes:
+        """The next task, marking the worker busy."""
         body = self._tasks.get()
         with self._lock:
-            if body is None or self._ended:
-                return None
             self._busy = True
             return body
 
@@ -123,6 +122,8 @@ class Lifeline:
 
 
 def main() -> int:
+    """Play the tasks; the exit status when stopped in the middle of a unit (the end of
+    the input between units exits with status 0 from the lifeline's thread)."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _interrupt)
     lifeline = Lifeline(sys.stdin.buffer)
@@ -135,7 +136,8 @@ def main() -> int:
         # The results go down a pipe of their own; print() and the like go to stderr.
         results = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-        while (body := lifeline.next_task()) is not None:
+        while True:
+            body = lifeline.next_task()
             task = pickle.loads(body)
             if not isinstance(task, UnitTask):
                 raise TypeError(f"not a unit of work: {type(task).__name__}")
@@ -150,11 +152,14 @@ def main() -> int:
         if _interrupted(exc):
             return INTERRUPTED
         raise
-    return 0
 
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        code = main()
     except KeyboardInterrupt:  # the end of the input, seen just as main() returned
-        sys.exit(INTERRUPTED)
+        code = INTERRUPTED
+    # Stopped: the unit's bots are stopped, and nobody waits for anything more. Exit
+    # without the interpreter's teardown, which takes a while on a loaded machine.
+    sys.stderr.flush()
+    os._exit(code)
