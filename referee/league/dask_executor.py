@@ -49,7 +49,6 @@ from referee.league.dask_worker import (
     InfrastructureFailure,
     UnitResult,
     UnitTask,
-    WorkerBot,
     play_unit_task,
 )
 from referee.league.runner import LeagueJob
@@ -215,7 +214,6 @@ class _Coordinator:
         #: Failures to start each bot, by bot name: no unit with that bot is sent to
         #: those workers again in this run.
         self.cannot_start: dict[str, list[InfrastructureFailure]] = {}
-        self.bots = {name: WorkerBot.of(spec) for name, spec in job.bots.items()}
         settings = job.settings
         self.settings = attrs.evolve(settings, replay_dir=None, log_dir=None)
         self.replays = settings.replay_dir is not None
@@ -296,7 +294,7 @@ class _Coordinator:
         task = UnitTask(
             unit=attempt.unit,
             games=tuple(attempt.games),
-            bots=tuple(self.bots[name] for name in attempt.games[0].seats),
+            bots=tuple(self.job.bots[name] for name in attempt.games[0].seats),
             settings=self.settings,
             replays=self.replays,
             logs=self.logs,
