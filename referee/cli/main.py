@@ -133,6 +133,20 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.remote import run_connect_command
 
         return trio.run(run_connect_command, args)
+    if command == "serve":
+        import trio
+
+        from referee.cli.serve import run_serve_command
+
+        return trio.run(_until_terminated, run_serve_command, args)
+    if command == "participants":
+        from referee.cli.participants import participants_command
+
+        return participants_command(args)
+    if command == "submit":
+        from referee.cli.submit import submit_command
+
+        return submit_command(args)
     if command == "report":
         from referee.cli.report import report_command
 

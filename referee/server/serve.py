@@ -1,0 +1,118 @@
+"""``taki-referee serve``: one trio run holds the HTTP API (Hypercorn's trio worker), the
+submission pipeline and the ladder.
+
+Nothing here keeps state of its own: the database holds every participant, submission
+and game, so a server killed at any moment (even with SIGKILL) goes on where it was when
+the same command starts again.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from referee.competition.config import CompetitionConfig
+from referee.competition.errors import CompetitionError
+from referee.competition.pipeline import Workspace, run_pipeline
+from referee.competition.store import CompetitionStore
+from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
+from referee.core.specs import HardLimits
+from referee.server.app import build_app
+from referee.server.ladder_link import run_ladder_link
+from referee.server.state import ServerState
+from referee.shell.limits import LimitError, limit_backend
+from referee.shell.network import format_address
+from referee.shell.sandbox import SandboxError, bwrap_path
+
+__all__ = ["organizer_token", "require_sandbox", "serve_competition"]
+
+#: A request's headers must arrive within this time (slow clients hold no worker long).
+READ_TIMEOUT_S: Final = 60
+
+
+def require_sandbox(config: CompetitionConfig) -> None:
+    """CompetitionError (one line) when bots cannot run in the sandbox with the
+    competition's limits on this host: every submitted bot runs only there."""
+    try:
+        bwrap_path()
+        box = config.sandbox
+        limit_backend().check(HardLimits(box.memory_mb, box.pids, box.cpu_percent or None))
+    except SandboxError:
+        raise CompetitionError(
+            "serve runs every bot in the sandbox, and bwrap is not installed: install"
+            " the Debian package bubblewrap (apt-get install bubblewrap)") from None
+    except LimitError as exc:
+        raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None
+
+
+def organizer_token(path: Path) -> tuple[str, bool]:
+    """The digest of the organizer's token in ``path``, created (mode 0600) with a fresh
+    token when the file is missing; and whether it was created."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        token = path.read_text(encoding="ascii", errors="replace").strip()
+        if TOKEN_PATTERN.match(token) is None:
+            raise CompetitionError(
+                f"{path}: not an organizer token (64 hexadecimal digits); remove the file"
+                " and a new token is written at the next start") from None
+        return digest(token), False
+    except OSError as exc:
+        raise CompetitionError(f"cannot write the organizer's token to {path}:"
+                               f" {exc.strerror}") from None
+    token = new_token()
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(token + "\n")
+    return digest(token), True
+
+
+async def serve_competition(
+    config: CompetitionConfig, db: Path, host: str, port: int, *,
+    say: Callable[[str], None] = print,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the competition until cancelled (or until ``shutdown`` returns); started:
+    the address it listens on (``host:port``)."""
+    require_sandbox(config)
+    store = await trio.to_thread.run_sync(CompetitionStore, db)
+    try:
+        workspace = Workspace(config.files_dir(db))
+        await trio.to_thread.run_sync(workspace.create)
+        organizer, created = await trio.to_thread.run_sync(
+            organizer_token, config.organizer_token_path)
+        if created:
+            say(f"the organizer's token is in {config.organizer_token_path}")
+        send, receive = trio.open_memory_channel[None](1)
+        state = ServerState(config, store, workspace, organizer, send)
+        web = HypercornConfig()
+        web.bind = [format_address(host, port)]
+        web.accesslog = None
+        web.errorlog = "-"
+        web.read_timeout = READ_TIMEOUT_S
+        web.application_path = "taki-referee serve"
+        async with trio.open_nursery() as nursery:
+            ladder_changed = await nursery.start(run_ladder_link, state, db)
+            await nursery.start(run_pipeline, store, config, workspace, receive,
+                                ladder_changed)
+
+            async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:
+                await hypercorn_serve(build_app(state), web,  # type: ignore[arg-type]
+                                      shutdown_trigger=shutdown, task_status=task_status)
+                nursery.cancel_scope.cancel()  # shut down: the rest stops with it
+
+            binds = await nursery.start(web_server)
+            address = binds[0].removeprefix("http://") if binds else format_address(host, port)
+            say(f"competition {config.competition.name!r}: serving on http://{address}"
+                f" (database {db}, files in {workspace.root})")
+            sys.stdout.flush()
+            task_status.started(address)
+    finally:
+        store.close()
