@@ -8,7 +8,6 @@ the same command starts again.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from referee.competition.config import CompetitionConfig
 from referee.competition.errors import CompetitionError
 from referee.competition.pipeline import Workspace, run_pipeline
 from referee.competition.store import CompetitionStore
-from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
+from referee.competition.tokens import organizer_token
 from referee.core.specs import HardLimits
 from referee.server.app import build_app
 from referee.server.ladder_link import run_ladder_link
@@ -31,7 +30,7 @@ from referee.shell.limits import LimitError, limit_backend
 from referee.shell.network import format_address
 from referee.shell.sandbox import SandboxError, bwrap_path
 
-__all__ = ["organizer_token", "require_sandbox", "serve_competition"]
+__all__ = ["require_sandbox", "serve_competition"]
 
 #: A request's headers must arrive within this time (slow clients hold no worker long).
 READ_TIMEOUT_S: Final = 60
@@ -50,27 +49,6 @@ def require_sandbox(config: CompetitionConfig) -> None:
             " the Debian package bubblewrap (apt-get install bubblewrap)") from None
     except LimitError as exc:
         raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None
-
-
-def organizer_token(path: Path) -> tuple[str, bool]:
-    """The digest of the organizer's token in ``path``, created (mode 0600) with a fresh
-    token when the file is missing; and whether it was created."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        token = path.read_text(encoding="ascii", errors="replace").strip()
-        if TOKEN_PATTERN.match(token) is None:
-            raise CompetitionError(
-                f"{path}: not an organizer token (64 hexadecimal digits); remove the file"
-                " and a new token is written at the next start") from None
-        return digest(token), False
-    except OSError as exc:
-        raise CompetitionError(f"cannot write the organizer's token to {path}:"
-                               f" {exc.strerror}") from None
-    token = new_token()
-    with os.fdopen(fd, "w", encoding="ascii") as out:
-        out.write(token + "\n")
-    return digest(token), True
 
 
 async def serve_competition(
