@@ -1,5 +1,6 @@
-"""Helpers of the competition tests: an in-process competition server: the Starlette application with its submission
-pipeline, driven through httpx's ASGI transport (no socket)."""
+"""Helpers of the competition tests: bot folders, archives, and an in-process
+competition server (the Starlette application with its submission pipeline, driven
+through httpx's ASGI transport, no socket)."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ The pages (templates served by the same application) are added beside these rout
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Final
 
 import trio
