@@ -61,3 +61,24 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
                         help="return once the upload is queued")
     submit.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS",
                         help="how long to wait for the build and check (default 1800)")
+
+    finals = sub.add_parser(
+        "finals", help="close submissions and play the finals: a full round robin among"
+                       " each participant's latest bot",
+        description="Freeze the competition's submissions (every later upload is refused),"
+                    " then play a full round robin of --deals deals among each"
+                    " participant's latest bot into a database of its own, and write the"
+                    " final standings (JSON) and report (HTML). Run it again after a stop:"
+                    " only the missing games are played.",
+    )
+    finals.add_argument("competition", type=Path, metavar="COMPETITION.toml")
+    _db_arg(finals)
+    finals.add_argument("--finals-db", type=Path, default=None, metavar="PATH",
+                        help="the finals' database (default: DB-finals.sqlite beside --db)")
+    finals.add_argument("--deals", type=int, default=10,
+                        help="deals per table, each at every seat rotation (default 10)")
+    finals.add_argument("--table-size", type=int, default=2,
+                        help="players per table (default 2)")
+    finals.add_argument("-o", "--output", type=Path, default=Path("finals.html"),
+                        help="the final report (default finals.html; the standings go"
+                             " beside it as .json)")

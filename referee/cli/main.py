@@ -139,6 +139,12 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.serve import run_serve_command
 
         return trio.run(_until_terminated, run_serve_command, args)
+    if command == "finals":
+        import trio
+
+        from referee.cli.finals import run_finals_command
+
+        return trio.run(_until_terminated, run_finals_command, args)
     if command == "participants":
         from referee.cli.participants import participants_command
 

@@ -314,6 +314,13 @@ class CompetitionStore:
                 (Status.ACTIVE,)).fetchall()
         return [Submission(*row) for row in rows]
 
+    def finalists(self) -> list[Submission]:
+        """Each participant's latest bot in the ladder (the disabled ones have none)."""
+        latest: dict[str, Submission] = {}
+        for sub in self.active():  # oldest first: the last one of each participant wins
+            latest[sub.participant] = sub
+        return sorted(latest.values(), key=lambda s: s.participant)
+
     # ------------------------------------------------------------ meta
 
     @staticmethod

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Final
 
 import trio
-from referee.competition.ladder import LadderControl, LadderSettings, run_ladder
 
+from referee.competition.ladder import LadderControl, LadderSettings, run_ladder
 from referee.competition.pipeline import bot_spec
 from referee.core.specs import BotSpec
 from referee.league.store import ResultStore
