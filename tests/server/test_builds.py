@@ -63,3 +63,16 @@ async def test_a_c_bot_is_compiled_by_its_build(served: Served) -> None:
     assert "cc " in done["output"]  # the build's own output is kept
     built = served.state.workspace.bot_dir(served.state.store.submission(sub["id"]))
     assert (built / "taki_bot").stat().st_mode & 0o111
+
+
+async def test_a_javascript_bot_with_its_node_modules_passes(served: Served) -> None:
+    source = REPO / "sample_bots" / "js"
+    if not (source / "node_modules").is_dir() or shutil.which("node") is None:
+        pytest.fail("the JavaScript sample bot needs node and its npm packages:"
+                    " ./tasks test installs them")
+    folder = served.tmp / "jsbot"
+    shutil.copytree(source, folder)
+    (folder / "bot.toml").write_text('name = "jsbot"\ncommand = "node bot.js"\n')
+    sub = (await served.upload("alice", targz(folder))).json()["submission"]
+    done = await served.settled("alice", sub["id"])
+    assert done["status"] == "active", done["output"]
