@@ -11,6 +11,7 @@ every folder without a row is a leftover of a ``kill -9`` and removed
 
 from __future__ import annotations
 
+import functools
 import secrets
 import shutil
 from collections.abc import Callable
@@ -186,7 +187,8 @@ async def process(sub: Submission, store: CompetitionStore, config: CompetitionC
             await trio.to_thread.run_sync(store.reject, sub.id, Step.BUILD, result.output)
             return await trio.to_thread.run_sync(store.submission, sub.id)
         output = result.output
-    if not await trio.to_thread.run_sync(store.start, sub.id, Status.CHECKING):
+    if not await trio.to_thread.run_sync(
+            functools.partial(store.start, sub.id, Status.CHECKING, first=not sub.build)):
         return await trio.to_thread.run_sync(store.submission, sub.id)
     passed, said = await _check(sub, config, workspace)
     output = f"{output}\n{said}".strip()

@@ -266,12 +266,12 @@ class CompetitionStore:
                               " ORDER BY id", (Status.QUEUED,)).fetchall()
         return [Submission(*row) for row in rows]
 
-    def start(self, submission_id: int, status: Status) -> bool:
-        """Move a submission on to ``building`` or ``checking`` (a start counts as an
-        attempt when it builds); False when it is no longer pending (its participant
-        was disabled meanwhile)."""
+    def start(self, submission_id: int, status: Status, *, first: bool = True) -> bool:
+        """Move a submission on to ``building`` or ``checking``; the ``first`` step of
+        its processing counts an attempt. False when it is no longer pending (its
+        participant was disabled meanwhile)."""
         with self._write() as db:
-            attempt = 1 if status is Status.BUILDING else 0
+            attempt = 1 if first else 0
             cursor = db.execute(
                 "UPDATE submissions SET status = ?, attempts = attempts + ? WHERE id = ?"
                 " AND status IN (?, ?, ?)",

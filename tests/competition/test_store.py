@@ -112,7 +112,7 @@ def test_disabling_retires_the_bots_and_stops_the_token(store: CompetitionStore)
     assert store.disable_participant("alice") == ["a@1"]
     assert store.active() == []
     assert store.submission(pending).status is Status.REJECTED
-    assert not store.start(pending, Status.BUILDING)
+    assert not store.start(pending, Status.CHECKING)
     with pytest.raises(Refused) as caught:
         store.authenticate(token)
     assert caught.value.refusal is Refusal.FORBIDDEN
