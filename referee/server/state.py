@@ -58,5 +58,4 @@ class ServerState:
     def ratings(self) -> list[dict[str, Any]]:
         if self.ladder is None:
             return []
-        return [attrs.asdict(r) if attrs.has(type(r)) else dict(r)
-                for r in self.ladder.ratings()]
+        return [attrs.asdict(r) for r in self.ladder.ratings()]
