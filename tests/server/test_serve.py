@@ -6,13 +6,14 @@ a server killed with SIGKILL in the middle of a build goes on when started again
 from __future__ import annotations
 
 import os
+import queue
 import re
-import selectors
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,22 +62,32 @@ class Server:
             cwd=where, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             start_new_session=True)
         self.lines: list[str] = []
+        self.queue: queue.Queue[str] = queue.Queue()
         self.url = self._wait_for_address()
 
     def _wait_for_address(self, timeout: float = 60) -> str:
-        assert self.process.stdout is not None
-        selector = selectors.DefaultSelector()
-        selector.register(self.process.stdout, selectors.EVENT_READ)
+        lines: queue.Queue[str] = queue.Queue()
+
+        def read() -> None:  # the whole output, until the server's end
+            assert self.process.stdout is not None
+            for line in self.process.stdout:
+                lines.put(line)
+            lines.put("")
+
+        self.reader = threading.Thread(target=read, daemon=True)
+        self.reader.start()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not selector.select(timeout=deadline - time.monotonic()):
+            try:
+                line = lines.get(timeout=deadline - time.monotonic())
+            except queue.Empty:
                 break
-            line = self.process.stdout.readline()
             if not line:
                 break
             self.lines.append(line)
             found = re.search(r"serving on (http://\S+)", line)
             if found:
+                self.queue = lines
                 return found.group(1)
         self.stop()
         pytest.fail("serve did not start:\n" + "".join(self.lines))
@@ -84,12 +95,10 @@ class Server:
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        try:
-            code = self.process.wait(timeout=60)
-        finally:
-            if self.process.stdout is not None:
-                self.lines.append(self.process.stdout.read())
-                self.process.stdout.close()
+        code = self.process.wait(timeout=60)
+        self.reader.join(timeout=10)
+        while not self.queue.empty():
+            self.lines.append(self.queue.get())
         return code
 
 
@@ -210,7 +219,8 @@ def test_a_server_killed_during_a_build_builds_it_again_at_the_next_start(
     rows = sqlite3.connect(organizer / "competition.sqlite").execute(
         "SELECT bot, version, status, attempts FROM submissions ORDER BY id").fetchall()
     # built twice (the first build was killed), stored once; then retired by the newer bot
-    assert rows == [("slow", 1, "retired", 2), ("after", 1, "active", 1)]
+    assert rows == [("slow", 1, "retired", 2), ("after", 1, "active", 1)], sqlite3.connect(
+        organizer / "competition.sqlite").execute("SELECT output FROM submissions").fetchall()
     folders = list((organizer / "competition-files" / "uploads").iterdir())
     assert len(folders) == 2
 
