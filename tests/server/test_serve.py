@@ -173,6 +173,17 @@ def test_three_participants_upload_python_js_and_c_bots_and_the_ladder_plays(
                     cwd=organizer, check=False)
         assert done.returncode == 1
         assert "rejected at the step check" in done.stdout
+        # the finals close submissions and play a round robin among the latest bots
+        finals = taki("finals", "competition.toml", "--db", "competition.sqlite",
+                      "--deals", "1", "-o", "finals.html", cwd=organizer).stdout
+        assert "alice-py@1 (alice), bob-c@1 (bob), carol-js@1 (carol)" in finals
+        assert (organizer / "finals.html").is_file()
+        assert (organizer / "finals.json").is_file()
+        assert games_stored(organizer / "competition-finals.sqlite") == 6
+        done = taki("submit", server.url, str(uploads["alice"]), "--token", tokens["alice"],
+                    cwd=organizer, check=False)
+        assert done.returncode == 1
+        assert "submissions are closed" in done.stderr
     finally:
         code = server.stop()
     assert code in (0, 130), "".join(server.lines)
