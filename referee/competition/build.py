@@ -6,7 +6,8 @@ memory-backed disk, never the host's), runs the participant's command there with
 output on stderr, and writes the result as a tar stream on stdout, which the server
 unpacks under the same limits as an upload. The build has no network, its own pid
 namespace, a memory and process limit (cgroups where the host has them) and a wall-clock
-limit, after which it is killed with everything it started.
+limit, after which it is killed with everything it started. It runs at a lower CPU
+priority than the ladder's games, whose bots are on the clock.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ __all__ = ["BUILD_FOLDER", "BuildResult", "run_build"]
 
 #: Where the build runs, inside the sandbox.
 BUILD_FOLDER: Final = "/tmp/build"
+#: A build yields the CPUs to the ladder's games, whose bots are on the clock.
+BUILD_NICENESS: Final = 10
 #: The build's own lines kept for the participant.
 OUTPUT_LINES: Final = 60
 
@@ -37,7 +40,7 @@ cp -R ./. {BUILD_FOLDER}/
 cd {BUILD_FOLDER}
 HOME={BUILD_FOLDER}
 export HOME
-/bin/sh -c "${{1#:}}" 1>&2 || {{ code=$?; echo "build: exit status $code" >&2; exit $code; }}
+nice -n {BUILD_NICENESS} /bin/sh -c "${{1#:}}" 1>&2 || {{ code=$?; echo "build: exit status $code" >&2; exit $code; }}
 exec tar --create --file=- --format=gnu .
 """
 

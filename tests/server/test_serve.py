@@ -5,6 +5,7 @@ a server killed with SIGKILL in the middle of a build goes on when started again
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -15,8 +16,10 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from processes import live_children
@@ -116,6 +119,13 @@ def add_participant(where: Path, name: str) -> str:
     return token
 
 
+def get_json(url: str, token: str | None = None, *, post: bool = False) -> Any:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    request = urllib.request.Request(url, headers=headers, method="POST" if post else "GET")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
 def games_stored(db: Path) -> int:
     with ResultStore(db, readonly=True) as store:
         return store.game_count()
@@ -160,10 +170,19 @@ def test_three_participants_upload_python_js_and_c_bots_and_the_ladder_plays(
             assert done.returncode == 0, done.stdout + done.stderr
             assert "plays in the ladder" in done.stdout
         deadline = time.monotonic() + 240
-        while games_stored(organizer / "competition.sqlite") < 6:
-            assert time.monotonic() < deadline, "the ladder stored too few games"
+        while True:  # every bot plays, and the ratings follow as games land
+            ratings = {r["bot"]: r for r in get_json(f"{server.url}/api/bots")["ratings"]}
+            if len(ratings) == 3 and all(r["games"] > 0 for r in ratings.values()):
+                break
+            assert time.monotonic() < deadline, ratings
             assert server.process.poll() is None, "".join(server.lines)
             time.sleep(1)
+        assert set(ratings) == {"alice-py@1", "bob-c@1", "carol-js@1"}
+        assert games_stored(organizer / "competition.sqlite") > 0
+        organizer_token = (organizer / "organizer.token").read_text().strip()
+        paused = get_json(f"{server.url}/api/ladder/pause", organizer_token, post=True)
+        assert paused == {"paused": True}
+        assert get_json(f"{server.url}/api/competition")["paused"] is True
         ratings = taki("ratings", "competition.sqlite", cwd=organizer).stdout
         for entrant in ("alice-py@1", "bob-c@1", "carol-js@1"):
             assert entrant in ratings
