@@ -334,6 +334,19 @@ class CompetitionStore:
             db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
                        " ('frozen', ?)", (_stamp(_now()),))
 
+    def set_paused(self, paused: bool) -> None:
+        """Keep whether the organizer paused the ladder, for the next start."""
+        with self._write() as db:
+            if paused:
+                db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
+                           " ('paused', ?)", (_stamp(_now()),))
+            else:
+                db.execute("DELETE FROM competition_meta WHERE key = 'paused'")
+
+    def paused(self) -> bool:
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "paused") is not None
+
     def frozen(self) -> bool:
         with self._errors("cannot read competition database"):
             return self._meta(self._db, "frozen") is not None

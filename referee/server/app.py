@@ -177,13 +177,13 @@ async def participants(request: Request) -> Response:
 
 async def pause(request: Request) -> Response:
     _organizer(request)
-    _state(request).set_paused(True)
+    await _state(request).set_paused(True)
     return JSONResponse({"paused": True})
 
 
 async def resume(request: Request) -> Response:
     _organizer(request)
-    _state(request).set_paused(False)
+    await _state(request).set_paused(False)
     return JSONResponse({"paused": False})
 
 

@@ -53,7 +53,8 @@ async def run_ladder_link(state: ServerState, db: Path, *,
     results = await trio.to_thread.run_sync(ResultStore, db)
     changed = trio.Event()
     try:
-        control = LadderControl(await trio.to_thread.run_sync(active_bots, state))
+        control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
+                                paused=await trio.to_thread.run_sync(state.store.paused))
         state.ladder = control
 
         def tell() -> None:

@@ -48,7 +48,9 @@ class ServerState:
     def paused(self) -> bool:
         return self.ladder is None or self.ladder.paused
 
-    def set_paused(self, paused: bool) -> None:
+    async def set_paused(self, paused: bool) -> None:
+        """Pause or resume the ladder, also after a restart."""
+        await trio.to_thread.run_sync(self.store.set_paused, paused)
         if self.ladder is not None:
             if paused:
                 self.ladder.pause()

@@ -165,6 +165,15 @@ async def test_organizer_requests_need_the_organizers_token(served: Served) -> N
         "/api/participants", headers={"Authorization": f"Bearer {served.organizer}"})
     assert answer.status_code == 200
     assert [p["name"] for p in answer.json()["participants"]] == ["alice", "bob"]
+    organizer = {"Authorization": f"Bearer {served.organizer}"}
+    answer = await served.client.post("/api/ladder/pause", headers=served.auth("alice"))
+    assert answer.status_code == 403
+    answer = await served.client.post("/api/ladder/pause", headers=organizer)
+    assert answer.json() == {"paused": True}
+    assert served.state.store.paused()  # kept for the next start
+    answer = await served.client.post("/api/ladder/resume", headers=organizer)
+    assert answer.json() == {"paused": False}
+    assert not served.state.store.paused()
 
 
 async def test_a_disabled_participant_is_refused_with_403(served: Served) -> None:

@@ -27,7 +27,8 @@ from served import REPO, bot_folder
 
 from referee.league.store import ResultStore
 
-TAKI = [sys.executable, "-m", "referee.cli.main"]
+#: The installed command, as the docs have the organizer and the participants run it.
+TAKI = [str(Path(sys.executable).with_name("taki-referee"))]
 #: A fast competition: short moves, one deal per table.
 COMPETITION = """\
 [competition]
