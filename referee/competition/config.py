@@ -36,6 +36,8 @@ _positive = attrs.validators.ge(1)
 def _table_sizes(_instance: object, _attribute: object, value: tuple[int, ...]) -> None:
     if not value:
         raise ValueError("needs at least one table size")
+    if len(set(value)) != len(value):
+        raise ValueError(f"a table size is given twice: {list(value)}")
     for size in value:
         if not 2 <= size <= 10:
             raise ValueError(f"a table seats 2 to 10 players, not {size}")

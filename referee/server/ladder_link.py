@@ -11,6 +11,7 @@ from typing import Final
 
 import trio
 
+from referee.competition.errors import CompetitionError
 from referee.competition.ladder import LadderControl, LadderSettings, run_ladder
 from referee.competition.pipeline import bot_spec
 from referee.core.specs import BotSpec
@@ -49,7 +50,11 @@ async def run_ladder_link(state: ServerState, db: Path, *,
                           = trio.TASK_STATUS_IGNORED) -> None:
     """Run the ladder until cancelled; started: a function that tells it the active
     bots changed."""
-    settings = ladder_settings(state)
+    try:
+        settings = ladder_settings(state)
+        settings.check()
+    except ValueError as exc:
+        raise CompetitionError(f"{state.config.path}: [ladder]: {exc}") from None
     results = await trio.to_thread.run_sync(ResultStore, db)
     changed = trio.Event()
     try:

@@ -71,23 +71,30 @@ async def serve_competition(
         send, receive = trio.open_memory_channel[None](1)
         state = ServerState(config, store, workspace, organizer, send)
         web = HypercornConfig()
-        web.bind = [format_address(host, port)]
-        web.accesslog = None
+        listen = format_address(host, port)
+        web.bind = [listen]
+        web.accesslog = None  # no request lines: nothing of a request is ever logged
         web.errorlog = "-"
         web.read_timeout = READ_TIMEOUT_S
-        web.application_path = "taki-referee serve"
         async with trio.open_nursery() as nursery:
+
+            async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:
+                try:
+                    await hypercorn_serve(build_app(state), web,  # type: ignore[arg-type]
+                                          shutdown_trigger=shutdown, task_status=task_status)
+                except* OSError as group:  # the address is taken, or not this machine's
+                    problem: BaseException = group
+                    while isinstance(problem, BaseExceptionGroup):
+                        problem = problem.exceptions[0]
+                    detail = getattr(problem, "strerror", None) or str(problem)
+                    raise CompetitionError(f"cannot listen on {listen}: {detail}") from None
+                nursery.cancel_scope.cancel()  # shut down: the rest stops with it
+
+            binds = await nursery.start(web_server)  # first: a taken port stops it all
             ladder_changed = await nursery.start(run_ladder_link, state, db)
             await nursery.start(run_pipeline, store, config, workspace, receive,
                                 ladder_changed)
-
-            async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:
-                await hypercorn_serve(build_app(state), web,  # type: ignore[arg-type]
-                                      shutdown_trigger=shutdown, task_status=task_status)
-                nursery.cancel_scope.cancel()  # shut down: the rest stops with it
-
-            binds = await nursery.start(web_server)
-            address = binds[0].removeprefix("http://") if binds else format_address(host, port)
+            address = binds[0].removeprefix("http://") if binds else listen
             say(f"competition {config.competition.name!r}: serving on http://{address}"
                 f" (database {db}, files in {workspace.root})")
             sys.stdout.flush()

@@ -260,3 +260,29 @@ def _status(where: Path) -> str:
     row = sqlite3.connect(where / "competition.sqlite").execute(
         "SELECT status FROM submissions ORDER BY id LIMIT 1").fetchone()
     return "" if row is None else str(row[0])
+
+
+def test_serve_says_in_one_line_that_its_address_is_taken(organizer: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = taki("serve", "competition.toml", "--listen", f"127.0.0.1:{port}",
+                    cwd=organizer, check=False, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].endswith(f"cannot listen on 127.0.0.1:{port}: Address already in use")
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_refuses_workers_and_dask_at_once_in_one_line(organizer: Path) -> None:
+    toml = organizer / "competition.toml"
+    toml.write_text(toml.read_text().replace(
+        "[ladder]\n", '[ladder]\nworkers = 2\ndask = "127.0.0.1:8786"\n'))
+    done = taki("serve", "competition.toml", "--listen", "127.0.0.1:0", cwd=organizer,
+                check=False, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "not both" in done.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in done.stderr
