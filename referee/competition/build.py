@@ -40,7 +40,8 @@ cp -R ./. {BUILD_FOLDER}/
 cd {BUILD_FOLDER}
 HOME={BUILD_FOLDER}
 export HOME
-nice -n {BUILD_NICENESS} /bin/sh -c "${{1#:}}" 1>&2 || {{ code=$?; echo "build: exit status $code" >&2; exit $code; }}
+nice -n {BUILD_NICENESS} /bin/sh -c "${{1#:}}" 1>&2 || {{
+    code=$?; echo "build: exit status $code" >&2; exit $code; }}
 exec tar --create --file=- --format=gnu .
 """
 
