@@ -23,14 +23,16 @@ import trio
 from referee.config.settings import LeagueConfig
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import (
+    DealRun,
     ScheduledGame,
     WorkUnit,
     fresh_seed,
     league_units,
     total_games,
+    unit_bounds,
 )
 from referee.core.specs import BotSpec
-from referee.league.store import GameRecord, ResultStore, SeatRecord
+from referee.league.store import GameRecord, ResultStore, SeatRecord, StoreError
 from referee.match.unit import play_unit
 
 if TYPE_CHECKING:
@@ -120,14 +122,56 @@ def deals_per_unit(config: LeagueConfig) -> int:
     return math.ceil(config.deals / math.ceil(config.deals / size))
 
 
+#: The meta key under which a league keeps how its deals are cut into units.
+UNIT_PLAN = "unit_plan"
+
+
+def unit_plan(config: LeagueConfig, stored: str | None) -> tuple[DealRun, ...]:
+    """How the league cuts its deals into units of work: the runs of deals its database
+    holds (``stored``, JSON; None when it has none), with a new run for the deals it
+    has not planned yet, sized by :func:`deals_per_unit` for those deals alone.
+
+    A league grown by more deals therefore keeps the units its stored games were played
+    in, and its new deals make units of their own: no unit mixes stored deals with new
+    ones, so no bot plays a stored game again. A database of an earlier version of the
+    referee has no plan: its deals are cut as that version cut them."""
+    runs: list[DealRun] = []
+    if stored is not None:
+        try:
+            value = json.loads(stored)
+            if not isinstance(value, list):
+                raise ValueError("not a list")
+            runs = [DealRun.from_json(run) for run in value]
+            list(unit_bounds(runs, 0))
+        except ValueError as exc:
+            raise StoreError(f"the league's plan of units is damaged ({exc}): {stored!r}"
+                             ) from None
+    end = runs[-1].stop if runs else 0
+    if end < config.deals:
+        size = deals_per_unit(attrs.evolve(config, deals=config.deals - end))
+        runs.append(DealRun(end, config.deals, size))
+    return tuple(runs)
+
+
+def plan_text(runs: tuple[DealRun, ...]) -> str:
+    return json.dumps([run.to_json() for run in runs])
+
+
 def pending_units(
-    config: LeagueConfig, done: Container[str], deals: int | None = None
+    config: LeagueConfig, done: Container[str], deals: int | None = None,
+    plan: tuple[DealRun, ...] | None = None,
 ) -> Iterator[WorkUnit]:
     """The units of work (``referee.core.schedule.league_units``) that hold a game not in
     ``done``. A unit is played whole even when some of its games are stored: its bots'
     processes then live through the same games as in the run that stored them, and the
-    stored games are not stored or replayed again (``play_unit(replayed=...)``)."""
-    per_unit = deals_per_unit(config) if deals is None else deals
+    stored games are not stored or replayed again (``play_unit(replayed=...)``).
+
+    The units are cut as ``plan`` says (:func:`unit_plan`), else in units of ``deals``
+    deals, else of :func:`deals_per_unit`."""
+    if plan is not None:
+        per_unit: int | tuple[DealRun, ...] = plan
+    else:
+        per_unit = deals_per_unit(config) if deals is None else deals
     names = [b.name for b in config.bots]
     if config.seed is None:
         raise ValueError("the league has no master seed yet (with_seed gives it one)")
@@ -251,6 +295,8 @@ async def run_league(
     # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
     # 100,000 games; a query per scheduled game instead would cost far more time.
     done = store.finished_ids()
+    plan = unit_plan(config, store.meta(UNIT_PLAN))
+    store.note(UNIT_PLAN, plan_text(plan))
     if executor is None:
         if config.executor != "local":
             raise ValueError(
@@ -278,7 +324,7 @@ async def run_league(
         is_stored=store.has_game,
         remote=remote,
     )
-    await executor.play(job, pending_units(config, done))
+    await executor.play(job, pending_units(config, done, plan=plan))
     return played
 
 
