@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Container, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import attrs
 import trio
@@ -181,6 +181,31 @@ def pending_units(
             yield unit
 
 
+#: The units of work an executor plays: a league's schedule (an iterator), or units
+#: chosen as the executor asks for them (an async iterator: a ladder's matchmaking,
+#: which may wait for bots, or for a pause to end, before it gives the next one).
+Units: TypeAlias = Iterator[WorkUnit] | AsyncIterator[WorkUnit]
+
+
+async def next_unit(units: Units) -> WorkUnit | None:
+    """The next unit, or None when there are no more."""
+    if isinstance(units, AsyncIterator):
+        return await anext(units, None)
+    return next(units, None)
+
+
+@contextlib.contextmanager
+def unwrapped() -> Iterator[None]:
+    """Let the one exception of a nursery's group leave as itself (a failure of the
+    unit source, say), as an executor's callers expect."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
 class LeagueJob:
     """What an executor needs to play a league's blocks and hand back their games."""
 
@@ -193,7 +218,8 @@ class LeagueJob:
         remote: RemoteSeats | None = None,
     ) -> None:
         self.settings = settings
-        #: The league's bots by name.
+        #: The league's bots by name. A unit's bots are looked up when it starts, so
+        #: a caller may add bots to a mapping it owns while its units are played.
         self.bots = bots
         #: Store a finished game; False when the store already held it.
         self.record = record
@@ -204,9 +230,11 @@ class LeagueJob:
 
 
 class Executor(Protocol):
-    """Plays the units of work of a league and records every finished game with the job."""
+    """Plays the units of work of a league and records every finished game with the job.
+    It asks for the next unit only when it can start it at once, so that units chosen
+    as they are asked for are chosen as late as possible."""
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None: ...
+    async def play(self, job: LeagueJob, units: Units) -> None: ...
 
 
 class LocalExecutor:
@@ -218,7 +246,7 @@ class LocalExecutor:
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
+    async def play(self, job: LeagueJob, units: Units) -> None:
         slots = trio.Semaphore(self.concurrency)
         turns = {name: trio.Lock() for name, spec in job.bots.items() if spec.remote}
         # One writer, in a thread: the store may wait for another program's lock (up to
@@ -252,10 +280,14 @@ class LocalExecutor:
                 slots.release()
 
         failures: list[Exception] = []
-        async with trio.open_nursery() as nursery:
-            for unit in units:
-                await slots.acquire()
-                nursery.start_soon(run_unit, unit)
+        with unwrapped():
+            async with trio.open_nursery() as nursery:
+                while True:
+                    await slots.acquire()
+                    unit = await next_unit(units)
+                    if unit is None:
+                        break
+                    nursery.start_soon(run_unit, unit)
         if failures:
             raise failures[0]
 

@@ -660,7 +660,10 @@ limits = {{ cpu_seconds = 60 }}
 [[bots]]
 name = "b"
 command = "/bin/true"
+sandbox = true
+sandbox_bind = ["."]
 """))
+    assert config.bots[1].local_command().sandbox is not None
     for spec in config.bots:
         bot = pickle.loads(pickle.dumps(WorkerBot.of(spec)))
         assert bot.spec(sys.executable) == spec
