@@ -1,0 +1,1 @@
+"""Hosting a competition: a continuous ladder, its matchmaking and the finals."""
