@@ -42,17 +42,13 @@ import math
 import os
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from referee.competition.matchmaking import Entrant, choose_table  # noqa: E402
-from referee.ratings.elo import ELO_PER_NAT, GameResult  # noqa: E402
-from referee.ratings.leaderboard import rate  # noqa: E402
-from referee.ratings.online import OnlineRatings  # noqa: E402
+from referee.competition.matchmaking import Entrant, choose_table
+from referee.ratings.elo import ELO_PER_NAT, GameResult
+from referee.ratings.leaderboard import rate
+from referee.ratings.online import OnlineRatings
 
 #: A new bot's placement phase in the simulated ladder (as the ladder's default).
 PLACEMENT_GAMES = 10

@@ -45,7 +45,7 @@ from referee.rules import RULES_REVISION, Rules
 
 __all__ = [
     "GameLanded", "LadderControl", "LadderEvent", "LadderSettings", "LiveRating",
-    "RatingsChanged", "full_ratings", "run_ladder",
+    "RatingsChanged", "executor_for", "full_ratings", "run_ladder",
 ]
 
 
@@ -374,12 +374,14 @@ class _Ladder:
             self.on_event(RatingsChanged(ratings))
 
 
-def _executor(settings: LadderSettings) -> Executor:
-    if settings.workers is not None:
-        return PoolExecutor(settings.workers)
-    if settings.dask is not None:
-        return DaskExecutor(settings.dask)
-    return LocalExecutor(settings.concurrency)
+def executor_for(concurrency: int, workers: int | None, dask: str | None) -> Executor:
+    """Where the games are played: on ``workers`` referee processes, on the Dask
+    cluster of scheduler ``dask``, else ``concurrency`` units at a time in this process."""
+    if workers is not None:
+        return PoolExecutor(workers)
+    if dask is not None:
+        return DaskExecutor(dask)
+    return LocalExecutor(concurrency)
 
 
 async def run_ladder(
@@ -396,7 +398,7 @@ async def run_ladder(
     and every change of the ratings, on the Trio thread (it must not block).
     ``task_status.started()`` comes once the database is bound and read."""
     settings.check()
-    executor = _executor(settings)
+    executor = executor_for(settings.concurrency, settings.workers, settings.dask)
     start = await trio.to_thread.run_sync(_open, store, settings)
     ladder = _Ladder(store, settings, control, start, on_event)
     job = LeagueJob(

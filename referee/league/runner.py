@@ -313,6 +313,8 @@ async def run_league(
     if missing:
         raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
     store.claim()
+    if store.meta("ladder") is not None:
+        raise StoreError(f"{store.path} holds a ladder: a league needs a database of its own")
     config = with_seed(config, store)
     assert config.seed is not None
     if on_seed is not None:
