@@ -39,7 +39,7 @@ from referee.league.runner import Executor, LeagueJob, LocalExecutor, record_of
 from referee.league.store import Meeting, ResultStore, StoreError
 from referee.match.game import FAULT_POLICIES, GameOutcome, MatchSettings
 from referee.ratings.leaderboard import RatingReport, rate
-from referee.ratings.models import RATING_MODELS, RatingModel
+from referee.ratings.models import RATING_MODELS, RatingModel, model_named
 from referee.ratings.online import Belief, OnlineRatings
 from referee.rules import RULES_REVISION, Rules
 
@@ -73,7 +73,7 @@ class LadderSettings:
     restart: bool = True
     replay_dir: Path | None = None
     log_dir: Path | None = None
-    #: None: Bradley-Terry when every table seats two, else Plackett-Luce.
+    #: None: the default of the table sizes (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
 
     def check(self) -> None:
@@ -427,8 +427,7 @@ async def full_ratings(store: ResultStore, *, resamples: int = 200,
         games = rated_games(store)
         if not games:
             return None
-        kept = store.meta("rating_model")
-        chosen = model or next((m for m in RATING_MODELS if m == kept), None)
-        return rate(games, resamples=resamples, model=chosen)
+        return rate(games, resamples=resamples,
+                    model=model or model_named(store.meta("rating_model")))
     return await trio.to_thread.run_sync(fit)
 

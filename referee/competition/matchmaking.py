@@ -36,8 +36,8 @@ __all__ = ["Entrant", "choose_table", "next_size"]
 #: Opponent weights are the misorder chances to this power: higher concentrates the
 #: games on the closest bots, lower spreads them.
 SHARPNESS = 2.0
-#: The least weight of an opponent (relative to a certain misorder): every bot of the
-#: field can still be drawn.
+#: The least weight of an opponent, before the power: a table is found even when the
+#: ratings are sure of every order.
 FLOOR = 1e-3
 
 
