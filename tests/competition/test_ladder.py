@@ -276,3 +276,22 @@ def test_kill_9_at_any_moment_loses_and_doubles_nothing(tmp_path: Path, kill_aft
     assert {m.name for m in open_before} <= finished
     assert set().union(*(meeting_games(m) for m in open_before)) - before <= set(new)
     assert pids_with_a_deal_twice(log, league_deal) == {}
+
+
+async def test_a_ladder_plays_on_worker_processes_and_takes_new_bots_there(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ladder.sqlite"
+    a, b, c = bot("a@1", seed=1), bot("b@1", seed=2), bot("c@1", "greedy")
+    control = LadderControl([a, b])
+
+    def step(landed: list[GameLanded]) -> None:
+        if len(landed) == 2:
+            control.set_bots([a, b, c])
+
+    with ResultStore(db) as store:
+        landed = await run_until(store, control, settings(workers=2),
+                                 lambda landed: any("c@1" in e.seats for e in landed)
+                                 and len(landed) >= 6, step=step)
+        check_meetings(store)
+    assert any("c@1" in e.seats for e in landed)
