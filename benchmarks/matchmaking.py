@@ -1,7 +1,8 @@
 """How many games the ladder's matchmaking needs to rank a field, against a round robin
 and uniform random tables on the same simulated games.
 
-A field of bots of known strength (Elo spread evenly at random over ``--spread``) plays
+A field of bots of known strength (Elo drawn uniformly from 0 to ``--gap`` times the
+number of bots: ``--gap`` Elo between neighbours on average) plays
 simulated games: no processes, no rules engine; a game's places are drawn from the
 Plackett-Luce model of the true strengths (a heads-up game is the logistic Elo curve).
 A table meeting is one deal at every seat rotation, ``size`` games, as in the ladder.
@@ -27,7 +28,7 @@ checkpoints in a row), and how many of them it played.
 
 Run from the repository root::
 
-    python benchmarks/matchmaking.py [--seeds 7] [--bots 16] [--bots4 10]
+    python benchmarks/matchmaking.py [--seeds 21] [--bots 24] [--bots4 16] [--gap 67]
 
 It prints the medians over the seeds for two-player and four-player tables, and last
 ``ratio R``: the ladder's median games over the round robin's, the larger of the two
@@ -203,21 +204,20 @@ def report(size: int, bots: int, results: dict[str, tuple[list[float], list[floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=7)
-    parser.add_argument("--bots", type=int, default=16, help="bots at two-player tables")
-    parser.add_argument("--bots4", type=int, default=10, help="bots at four-player tables")
-    parser.add_argument("--spread", type=float, default=1200.0,
-                        help="the true Elo of the bots are spread over 0..SPREAD")
+    parser.add_argument("--seeds", type=int, default=21)
+    parser.add_argument("--bots", type=int, default=24, help="bots at two-player tables")
+    parser.add_argument("--bots4", type=int, default=16, help="bots at four-player tables")
+    parser.add_argument("--gap", type=float, default=67.0,
+                        help="the mean Elo between neighbours of the true ranking")
     parser.add_argument("--max-games", type=int, default=60000)
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.seeds} seeds,"
-          f" Elo spread {args.spread:g}; medians")
+          f" {args.gap:g} Elo between neighbours on average; medians")
     began = time.perf_counter()
     ratios = [
-        report(2, args.bots, run(2, args.bots, args.spread, args.seeds, args.max_games),
-               args.max_games),
-        report(4, args.bots4, run(4, args.bots4, args.spread, args.seeds, args.max_games),
-               args.max_games),
+        report(size, bots, run(size, bots, args.gap * bots, args.seeds, args.max_games),
+               args.max_games)
+        for size, bots in ((2, args.bots), (4, args.bots4))
     ]
     print(f"\n{time.perf_counter() - began:.0f} s")
     print(f"ratio {max(ratios):.2f}")
