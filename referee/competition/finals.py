@@ -19,15 +19,16 @@ from typing import Any
 import attrs
 import trio
 
-from referee.competition.ladder import GameLanded, executor_for
+from referee.competition.ladder import GameLanded
 from referee.config.settings import LeagueConfig, available_cpus
 from referee.core.clock import TimeControl
+from referee.core.faults import FaultPolicy
 from referee.core.files import write_atomically
+from referee.core.outcomes import GameOutcome
 from referee.core.specs import BotSpec
 from referee.league.rating_input import rated_games
-from referee.league.runner import run_league
+from referee.league.session import choose_executor, play_league
 from referee.league.store import ResultStore
-from referee.match.game import GameOutcome
 from referee.ratings.leaderboard import rate
 from referee.ratings.models import RatingModel
 from referee.rules import Rules
@@ -47,7 +48,7 @@ class FinalsSettings:
     concurrency: int = attrs.field(factory=available_cpus)
     workers: int | None = None
     dask: str | None = None
-    fault_policy: str = "forfeit"
+    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
     strikes: int = 3
     restart: bool = True
     replay_dir: Path | None = None
@@ -74,8 +75,17 @@ class FinalStanding:
         return attrs.asdict(self)
 
 
-def _standings(store: ResultStore, settings: FinalsSettings) -> tuple[FinalStanding, ...]:
-    games = rated_games(store)
+def _count(db: Path) -> int:
+    """The games a finals database holds (none yet: 0)."""
+    if not db.exists() or db.stat().st_size == 0:
+        return 0
+    with ResultStore(db, readonly=True) as store:
+        return store.game_count()
+
+
+def _standings(db: Path, settings: FinalsSettings) -> tuple[FinalStanding, ...]:
+    with ResultStore(db, readonly=True) as store:
+        games = rated_games(store)
     if not games:
         return ()
     report = rate(games, resamples=settings.resamples, model=settings.rating_model)
@@ -87,29 +97,31 @@ def _standings(store: ResultStore, settings: FinalsSettings) -> tuple[FinalStand
 
 
 async def run_finals(
-    store: ResultStore,
+    db: Path,
     bots: Sequence[BotSpec],
     settings: FinalsSettings,
     standings_path: Path,
     *,
     on_game: Callable[[GameLanded], None] | None = None,
 ) -> tuple[FinalStanding, ...]:
-    """Play the finals of ``bots`` into ``store`` (a database of the finals alone),
-    write the standings to ``standings_path`` (JSON, in one piece) and return them.
-    ``on_game`` hears of every stored game, on the Trio thread. A second call with the
-    same bots and settings plays only the games missing (after a kill, say)."""
+    """Play the finals of ``bots`` into the database ``db`` (of the finals alone; every
+    bot is started once first, as a league does), write the standings to
+    ``standings_path`` (JSON, in one piece) and return them. ``on_game`` hears of every
+    stored game, on the Trio thread. A second call with the same bots and settings plays
+    only the games missing (after a kill, say). BotCheckError (in a group) when a bot
+    cannot start; StoreError when the database cannot be used."""
     if len(bots) < settings.table_size:
         raise ValueError(f"the finals need at least {settings.table_size} bots,"
                          f" got {len(bots)}")
     config = LeagueConfig(
-        path=store.path, bots=tuple(bots), table_size=settings.table_size,
+        path=db, bots=tuple(bots), table_size=settings.table_size,
         deals=settings.deals, seed=settings.seed, concurrency=settings.concurrency,
         rules=settings.rules, time=settings.time, replay_dir=settings.replay_dir,
         restart=settings.restart, fault_policy=settings.fault_policy,
         strikes=settings.strikes, rating_model=settings.rating_model,
     )
-    executor = executor_for(settings.concurrency, settings.workers, settings.dask)
-    stored = await trio.to_thread.run_sync(store.game_count)
+    executor = choose_executor(config, workers=settings.workers, dask=settings.dask)
+    stored = await trio.to_thread.run_sync(_count, db)
 
     def landed(outcome: GameOutcome) -> None:
         nonlocal stored
@@ -120,9 +132,9 @@ async def run_finals(
                                tuple(s.place for s in seats), stored)
             trio.from_thread.run_sync(on_game, event)
 
-    await run_league(config, store, log_dir=settings.log_dir, on_game=landed,
-                     executor=executor)
-    standings = await trio.to_thread.run_sync(_standings, store, settings)
+    await play_league(config, db, executor=executor, log_dir=settings.log_dir,
+                      on_game=landed)
+    standings = await trio.to_thread.run_sync(_standings, db, settings)
     text = json.dumps({"standings": [s.to_json() for s in standings]}, indent=2) + "\n"
     await trio.to_thread.run_sync(
         lambda: write_atomically(standings_path, text, what="standings", make_parents=True))

@@ -28,16 +28,16 @@ import attrs
 import trio
 
 from referee.competition.matchmaking import Entrant, choose_table, next_size
-from referee.config.settings import available_cpus
+from referee.config.settings import LeagueConfig, available_cpus
 from referee.core.clock import TimeControl
+from referee.core.faults import FaultPolicy
+from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import WorkUnit, derive_seed, fresh_seed, series_of, table_units
 from referee.core.specs import BotSpec
-from referee.league.dask_executor import DaskExecutor
-from referee.league.pool_executor import PoolExecutor
 from referee.league.rating_input import rated_games
-from referee.league.runner import Executor, LeagueJob, LocalExecutor, record_of
+from referee.league.runner import Executor, LeagueJob, record_of
+from referee.league.session import choose_executor
 from referee.league.store import Meeting, ResultStore, StoreError
-from referee.match.game import FAULT_POLICIES, GameOutcome, MatchSettings
 from referee.ratings.leaderboard import RatingReport, rate
 from referee.ratings.models import RATING_MODELS, RatingModel, model_named
 from referee.ratings.online import Belief, OnlineRatings
@@ -68,7 +68,7 @@ class LadderSettings:
     workers: int | None = None
     #: A Dask scheduler (``--dask HOST:PORT``); None: no cluster.
     dask: str | None = None
-    fault_policy: str = "forfeit"
+    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
     strikes: int = 3
     restart: bool = True
     replay_dir: Path | None = None
@@ -91,8 +91,6 @@ class LadderSettings:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
         if self.workers is not None and self.dask is not None:
             raise ValueError("play on worker processes or on a Dask cluster, not both")
-        if self.fault_policy not in FAULT_POLICIES:
-            raise ValueError(f"fault_policy must be one of {', '.join(FAULT_POLICIES)}")
         if self.rating_model is not None and self.rating_model not in RATING_MODELS:
             raise ValueError(f"unknown rating model {self.rating_model!r}")
 
@@ -374,14 +372,12 @@ class _Ladder:
             self.on_event(RatingsChanged(ratings))
 
 
-def executor_for(concurrency: int, workers: int | None, dask: str | None) -> Executor:
-    """Where the games are played: on ``workers`` referee processes, on the Dask
-    cluster of scheduler ``dask``, else ``concurrency`` units at a time in this process."""
-    if workers is not None:
-        return PoolExecutor(workers)
-    if dask is not None:
-        return DaskExecutor(dask)
-    return LocalExecutor(concurrency)
+def executor_for(settings: LadderSettings, path: Path) -> Executor:
+    """Where the ladder's games are played (``referee.league.session.choose_executor``):
+    on ``settings.workers`` referee processes, on the Dask cluster of ``settings.dask``,
+    else ``settings.concurrency`` units at a time in this process."""
+    where = LeagueConfig(path=path, bots=(), concurrency=settings.concurrency)
+    return choose_executor(where, workers=settings.workers, dask=settings.dask)
 
 
 async def run_ladder(
@@ -398,7 +394,7 @@ async def run_ladder(
     and every change of the ratings, on the Trio thread (it must not block).
     ``task_status.started()`` comes once the database is bound and read."""
     settings.check()
-    executor = executor_for(settings.concurrency, settings.workers, settings.dask)
+    executor = executor_for(settings, store.path)
     start = await trio.to_thread.run_sync(_open, store, settings)
     ladder = _Ladder(store, settings, control, start, on_event)
     job = LeagueJob(

@@ -51,8 +51,9 @@ from referee.league.dask_worker import (
     WorkerBot,
     play_unit_task,
 )
-from referee.league.runner import LeagueJob, Units, next_unit, unwrapped
+from referee.league.runner import LeagueJob, Units, next_unit
 from referee.match.game import replay_path
+from referee.shell.services import service_nursery
 
 #: Attempts per unit when workers cannot start its bots (the first run included).
 MAX_ATTEMPTS = 3
@@ -134,9 +135,11 @@ def deliver(job: LeagueJob, result: UnitResult) -> int:
 
 @attrs.frozen
 class _NextUnit:
-    """A unit the coordinator asked for; None: there are no more."""
+    """A unit the coordinator asked for; None: there are no more, or the source failed
+    with ``failure``."""
 
     unit: WorkUnit | None
+    failure: Exception | None = None
 
 
 @attrs.define
@@ -231,8 +234,7 @@ class _Coordinator:
         if limit is None:
             threads = await trio.to_thread.run_sync(self._threads)
             limit = max(2, 2 * threads)
-        with unwrapped():
-            await self._coordinate(units, limit)
+        await self._coordinate(units, limit)
 
     async def _coordinate(self, units: Units, limit: int) -> None:
         # Finished tasks and new units arrive on one channel: a unit is asked for (from
@@ -247,14 +249,19 @@ class _Coordinator:
                 token.run_sync_soon(send.send_nowait, future)
 
         async def feed() -> None:
+            # A service task: the source's failure goes to the coordinator, which raises it.
             while True:
                 await asked.acquire()
-                unit = await next_unit(units)
+                try:
+                    unit = await next_unit(units)
+                except Exception as exc:
+                    send.send_nowait(_NextUnit(None, exc))
+                    return
                 send.send_nowait(_NextUnit(unit))
                 if unit is None:
                     return
 
-        async with trio.open_nursery() as nursery:
+        async with service_nursery() as nursery:
             nursery.start_soon(feed)
             exhausted = False
             waiting = 0  # units asked for and not yet arrived
@@ -272,13 +279,14 @@ class _Coordinator:
                     else:
                         break
                 if not self.in_flight and exhausted:
-                    nursery.cancel_scope.cancel()
                     return
                 done = None
                 with trio.move_on_at(next_check):
                     done = await receive.receive()
                 if isinstance(done, _NextUnit):
                     waiting -= 1
+                    if done.failure is not None:
+                        raise done.failure
                     if done.unit is None:
                         exhausted = True
                     else:

@@ -29,11 +29,12 @@ import uuid
 import trio
 
 from referee.core.errors import UserError
+from referee.core.groups import sole_cause
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import deliver
 from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot
 from referee.league.pool_worker import HEADER, frame
-from referee.league.runner import LeagueJob, Units, next_unit, unwrapped
+from referee.league.runner import LeagueJob, Units, next_unit
 
 __all__ = ["STOP_TIMEOUT_S", "PoolExecutor", "WorkerError"]
 
@@ -146,7 +147,7 @@ class PoolExecutor:
                 started.append(worker)
                 idle.append(worker)
                 free.release()
-            with unwrapped():
+            try:
                 async with trio.open_nursery() as nursery:
                     while True:
                         await free.acquire()
@@ -154,6 +155,9 @@ class PoolExecutor:
                         if unit is None:
                             break
                         nursery.start_soon(run_unit, unit, idle.pop())
+            except BaseExceptionGroup as group:
+                # The units keep their failures: this is the unit source's own.
+                raise sole_cause(group) from None
         finally:
             with trio.CancelScope(shield=True):
                 async with trio.open_nursery() as stopping:

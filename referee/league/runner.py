@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from referee.config.settings import LeagueConfig
+from referee.core.groups import sole_cause
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import (
     DealRun,
@@ -194,18 +195,6 @@ async def next_unit(units: Units) -> WorkUnit | None:
     return next(units, None)
 
 
-@contextlib.contextmanager
-def unwrapped() -> Iterator[None]:
-    """Let the one exception of a nursery's group leave as itself (a failure of the
-    unit source, say), as an executor's callers expect."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
-
-
 class LeagueJob:
     """What an executor needs to play a league's blocks and hand back their games."""
 
@@ -280,7 +269,9 @@ class LocalExecutor:
                 slots.release()
 
         failures: list[Exception] = []
-        with unwrapped():
+        # The units' tasks keep their failures: an exception that leaves the nursery is
+        # the unit source's own (or a cancellation), raised as itself.
+        try:
             async with trio.open_nursery() as nursery:
                 while True:
                     await slots.acquire()
@@ -288,6 +279,8 @@ class LocalExecutor:
                     if unit is None:
                         break
                     nursery.start_soon(run_unit, unit)
+        except BaseExceptionGroup as group:
+            raise sole_cause(group) from None
         if failures:
             raise failures[0]
 

@@ -32,8 +32,9 @@ async def test_the_finals_play_every_table_and_write_the_standings(tmp_path: Pat
     settings = FinalsSettings(deals=2, concurrency=2, seed=9, resamples=20)
     heard: list[GameLanded] = []
     path = tmp_path / "out" / "standings.json"
-    with ResultStore(tmp_path / "finals.sqlite") as store:
-        standings = await run_finals(store, BOTS, settings, path, on_game=heard.append)
+    db = tmp_path / "finals.sqlite"
+    standings = await run_finals(db, BOTS, settings, path, on_game=heard.append)
+    with ResultStore(db, readonly=True) as store:
         assert store.game_count() == total_games(3, 2, 2) == 12
     assert len(heard) == 12 and heard[-1].stored == 12
     assert [s.place for s in standings] == [1, 2, 3]
@@ -44,12 +45,11 @@ async def test_the_finals_play_every_table_and_write_the_standings(tmp_path: Pat
     assert written["standings"][0]["low"] is not None
     # Again (after a kill, say): nothing is missing, nothing is played.
     heard.clear()
-    with ResultStore(tmp_path / "finals.sqlite") as store:
-        again = await run_finals(store, BOTS, settings, path, on_game=heard.append)
+    again = await run_finals(db, BOTS, settings, path, on_game=heard.append)
     assert heard == [] and [s.bot for s in again] == [s.bot for s in standings]
 
 
 async def test_finals_need_a_table_of_bots(tmp_path: Path) -> None:
-    with ResultStore(tmp_path / "finals.sqlite") as store, pytest.raises(
-            ValueError, match="at least 2 bots, got 1"):
-        await run_finals(store, BOTS[:1], FinalsSettings(), tmp_path / "s.json")
+    with pytest.raises(ValueError, match="at least 2 bots, got 1"):
+        await run_finals(tmp_path / "f.sqlite", BOTS[:1], FinalsSettings(), tmp_path / "s.json")
+    assert not (tmp_path / "f.sqlite").exists()

@@ -26,14 +26,16 @@ async def test_a_unit_is_asked_for_only_when_a_slot_is_free(
 ) -> None:
     running = 0
     most = 0
+    finished = 0
     asked_while: list[int] = []
 
     async def fake_play_unit(games: Sequence[ScheduledGame], *args: Any, **kwargs: Any) -> None:
-        nonlocal running, most
+        nonlocal running, most, finished
         running += 1
         most = max(most, running)
         await trio.sleep(0.01)
         running -= 1
+        finished += 1
 
     monkeypatch.setattr(runner, "play_unit", fake_play_unit)
 
@@ -48,6 +50,7 @@ async def test_a_unit_is_asked_for_only_when_a_slot_is_free(
                     is_stored=lambda game_id: False)
     await LocalExecutor(2).play(job, source())
     assert len(asked_while) == 8 and max(asked_while) <= 1 and most == 2
+    assert finished == 8  # every unit played to its end
 
 
 async def test_a_failing_source_stops_the_executor_with_its_own_error() -> None:
