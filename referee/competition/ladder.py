@@ -201,8 +201,8 @@ class _Start:
     seed: int
     meetings: list[Meeting]
     stored: set[str]
-    #: The stored games' places, in the order they finished.
-    results: list[dict[str, int]]
+    #: The live ratings of the stored games, rated in the order they finished.
+    online: OnlineRatings
 
 
 def _open(store: ResultStore, settings: LadderSettings) -> _Start:
@@ -218,9 +218,10 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     store.note("rules", json.dumps(settings.rules.to_wire()))
     store.note("time", json.dumps(attrs.asdict(settings.time)))
     store.note("rating_model", settings.rating_model or "")
-    results = [{s.bot: s.place for s in game.seats} for game in store.games()
-               if series_of(game.game_id) is None]
-    return _Start(seed, store.meetings(), store.finished_ids(), results)
+    online = OnlineRatings()
+    online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
+                      if series_of(game.game_id) is None)
+    return _Start(seed, store.meetings(), store.finished_ids(), online)
 
 
 class _Ladder:
@@ -234,8 +235,7 @@ class _Ladder:
         self.seed = start.seed
         self.on_event = on_event
         self.writer = trio.CapacityLimiter(1)
-        self.online = OnlineRatings()
-        self.online.update_all(start.results)
+        self.online = start.online
         self.stored_count = len(start.stored)
         self.rng = random.Random(derive_seed(start.seed, "matchmaking", len(start.meetings)))
         #: Every bot seen in this run: a unit in flight finds its bots even after they
