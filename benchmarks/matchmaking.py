@@ -17,9 +17,9 @@ same random stream:
 
 Every strategy's ranking is the full fit of ``referee.ratings.leaderboard.rate`` on all
 its games (Bradley-Terry heads-up, Plackett-Luce at larger tables), taken at checkpoints
-about 4% of the games apart. *Accurate* means every bot is within one place of its true
-place, at three checkpoints in a row; the figure is the games played at the first of
-them. A run that is not accurate within ``--max-games`` counts as ``--max-games``
+4% of the games apart (at least half as many games as bots). *Accurate* means every bot
+is within one place of its true place, at three checkpoints in a row; the figure is the
+games played at the first of them. A run that is not accurate within ``--max-games`` counts as ``--max-games``
 (marked ``>``).
 
 Then a new bot of random strength joins the field that played: the figure is the games
@@ -145,7 +145,8 @@ def until_accurate(field: Field, strategy: Strategy, rng: random.Random, limit: 
         if len(field.games) < next_check:
             continue
         played = len(field.games) - start
-        next_check = len(field.games) + max(field.size, int(CHECK_STEP * played))
+        next_check = len(field.games) + max(field.size, len(field.strengths) // 2,
+                                            int(CHECK_STEP * played))
         truth, fitted = field.truth(), field.fitted()
         if all(abs(truth[b] - fitted[b]) <= 1 for b in (bots or truth)):
             streak.append(played)
