@@ -19,8 +19,8 @@ Every strategy's ranking is the full fit of ``referee.ratings.leaderboard.rate``
 its games (Bradley-Terry heads-up, Plackett-Luce at larger tables), taken at checkpoints
 4% of the games apart (at least half as many games as bots). *Accurate* means every bot
 is within one place of its true place, at three checkpoints in a row; the figure is the
-games played at the first of them. A run that is not accurate within ``--max-games`` counts as ``--max-games``
-(marked ``>``).
+games played at the first of them. A run that is not accurate within ``--max-games``
+counts as ``--max-games`` (marked ``>``).
 
 Then a new bot of random strength joins the field that played: the figure is the games
 played from its entry until it is within one place of its true place (at three
