@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterator, Sequence
 from referee.competition.matchmaking import Entrant, choose_table
 from referee.ratings.elo import ELO_PER_NAT, GameResult
 from referee.ratings.leaderboard import rate
+from referee.ratings.models import RatingModel
 from referee.ratings.online import OnlineRatings
 
 #: A new bot's placement phase in the simulated ladder (as the ladder's default).
@@ -99,7 +100,7 @@ class Field:
                 self.played[bot] += 1
 
     def fitted(self) -> dict[str, int]:
-        model = "bradley-terry" if self.size == 2 else "plackett-luce"
+        model: RatingModel = "bradley-terry" if self.size == 2 else "plackett-luce"
         report = rate(self.games, resamples=0, model=model)
         ranked = list(report.names) + [b for b in self.strengths if b not in report.names]
         return {bot: place for place, bot in enumerate(ranked, 1)}
@@ -133,12 +134,12 @@ def uniform(field: Field) -> Strategy:
 
 
 def until_accurate(field: Field, strategy: Strategy, rng: random.Random, limit: int,
-                   bots: Sequence[str] | None = None) -> int | None:
+                   bots: Sequence[str] | None = None) -> tuple[int | None, dict[str, int]]:
     """Play until every bot of ``bots`` (all: None) is within one place of the truth at
     STREAK checkpoints in a row; the games played from the start of the call to the
-    first of them, or None past ``limit`` games."""
+    first of them (None past ``limit`` games), and each bot's games then."""
     start = len(field.games)
-    streak: list[int] = []
+    streak: list[tuple[int, dict[str, int]]] = []
     next_check = start
     while len(field.games) - start <= limit:
         field.play(strategy(rng))
@@ -149,12 +150,12 @@ def until_accurate(field: Field, strategy: Strategy, rng: random.Random, limit: 
                                             int(CHECK_STEP * played))
         truth, fitted = field.truth(), field.fitted()
         if all(abs(truth[b] - fitted[b]) <= 1 for b in (bots or truth)):
-            streak.append(played)
+            streak.append((played, dict(field.played)))
             if len(streak) == STREAK:
                 return streak[0]
         else:
             streak = []
-    return None
+    return None, dict(field.played)
 
 
 def strengths(rng: random.Random, bots: int, spread: float) -> dict[str, float]:
@@ -177,14 +178,13 @@ def run(size: int, bots: int, spread: float, seeds: int, limit: int
         for name, make in STRATEGIES.items():
             field = Field(truth, size, random.Random(1000 + seed))
             choices = random.Random(2000 + seed)
-            games = until_accurate(field, make(field), choices, limit)
+            games, _ = until_accurate(field, make(field), choices, limit)
             results[name][0].append(limit if games is None else games)
             field.add("new", newcomer)
             strategy = round_robin(field, ["new"]) if name == "round-robin" else make(field)
-            before = field.played["new"]
-            joined = until_accurate(field, strategy, choices, limit, ["new"])
+            joined, played = until_accurate(field, strategy, choices, limit, ["new"])
             results[name][1].append(limit if joined is None else joined)
-            results[name][2].append(field.played["new"] - before)
+            results[name][2].append(played["new"])
     return results
 
 
