@@ -18,7 +18,7 @@ import trio
 from referee.core.faults import BotStartError
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotCommand, BotSpec, ResourceLimits
+from referee.core.specs import BotCommand, BotSpec, ResourceLimits, Sandbox
 from referee.league.botcheck import BotCheckFailure, check_bots
 from referee.match.unit import play_unit
 
@@ -42,6 +42,8 @@ class WorkerBot:
     cwd: str | None
     env: tuple[tuple[str, str], ...] | None
     limits: tuple[tuple[str, int | None], ...]
+    #: The bot's sandbox, as its command has it (None: none).
+    sandbox: Sandbox | None = None
 
     @classmethod
     def of(cls, spec: BotSpec) -> WorkerBot:
@@ -52,6 +54,7 @@ class WorkerBot:
             cwd=cmd.cwd,
             env=None if cmd.env is None else tuple(sorted(cmd.env.items())),
             limits=tuple(attrs.asdict(cmd.limits).items()),
+            sandbox=cmd.sandbox,
         )
 
     def spec(self, coordinator_python: str) -> BotSpec:
@@ -62,7 +65,8 @@ class WorkerBot:
             argv = (sys.executable, *argv[1:])
         env = None if self.env is None else dict(self.env)
         limits = ResourceLimits(**dict(self.limits))
-        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits))
+        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits,
+                                             sandbox=self.sandbox))
 
 
 @attrs.frozen
