@@ -12,7 +12,6 @@ from referee.competition.finals import FinalsSettings, run_finals
 from referee.competition.pipeline import Workspace, bot_spec
 from referee.competition.store import CompetitionStore
 from referee.core.errors import UsageError
-from referee.league.store import ResultStore
 from referee.present.report import write_report
 from referee.server.serve import require_sandbox
 
@@ -41,11 +40,7 @@ async def run_finals_command(args: argparse.Namespace) -> int:
         workers=ladder.workers or None, dask=ladder.dask or None,
         log_dir=workspace.root / "finals-logs")
     standings_path = args.output.with_suffix(".json")
-    results = await trio.to_thread.run_sync(ResultStore, finals_db)
-    try:
-        standings = await run_finals(results, bots, settings, standings_path)
-    finally:
-        results.close()
+    standings = await run_finals(finals_db, bots, settings, standings_path)
     for row in standings:
         print(f"{row.place:>3}  {row.bot:<24} {row.elo:7.1f}  {row.games} games")
     await trio.to_thread.run_sync(write_report, finals_db, args.output)
