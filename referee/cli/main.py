@@ -140,6 +140,26 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.kit import kit_command
 
         return kit_command(args)
+    if command == "serve":
+        import trio
+
+        from referee.cli.serve import run_serve_command
+
+        return trio.run(_until_terminated, run_serve_command, args)
+    if command == "finals":
+        import trio
+
+        from referee.cli.finals import run_finals_command
+
+        return trio.run(_until_terminated, run_finals_command, args)
+    if command == "participants":
+        from referee.cli.participants import participants_command
+
+        return participants_command(args)
+    if command == "submit":
+        from referee.cli.submit import submit_command
+
+        return submit_command(args)
     if command == "report":
         from referee.cli.report import report_command
 

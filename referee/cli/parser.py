@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from referee import __version__
+from referee.cli.competition_parser import add_competition_commands
 from referee.core.defaults import DEFAULT_JOIN_TIMEOUT_S
 from referee.ratings.models import MULTIPLAYER_MODEL, RATING_MODELS
 
@@ -238,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the report's title (default: League report: DB)")
     report.add_argument("--points", type=int, default=20,
                         help="points of the rating-over-games chart (default 20)")
+    add_competition_commands(sub)
     return parser
 
 

@@ -196,35 +196,91 @@ def league_series(
     return games
 
 
+@attrs.frozen
+class DealRun:
+    """Deals ``first`` to ``stop - 1`` of every table, cut into units of ``size`` deals
+    (the last one shorter when ``size`` does not divide the run)."""
+
+    first: int = attrs.field(validator=attrs.validators.ge(0))
+    stop: int
+    size: int = attrs.field(validator=attrs.validators.ge(1))
+
+    def __attrs_post_init__(self) -> None:
+        if self.stop <= self.first:
+            raise ValueError(f"a run of deals must end after it starts: {self.first}-{self.stop}")
+
+    def to_json(self) -> list[int]:
+        return [self.first, self.stop, self.size]
+
+    @classmethod
+    def from_json(cls, value: object) -> DealRun:
+        if (not isinstance(value, list) or len(value) != 3
+                or not all(type(v) is int for v in value)):
+            raise ValueError(f"not a run of deals: {value!r}")
+        return cls(value[0], value[1], value[2])
+
+
+def unit_bounds(runs: Sequence[DealRun], deals: int) -> Iterator[tuple[int, int]]:
+    """The deals of each unit of a table, ``(first, stop)``: the units of ``runs`` cut
+    at ``deals``. The runs must follow one another from deal 0 up to at least ``deals``.
+    A unit cut short keeps its first games: its processes live through the same games as
+    the whole unit's, as far as it goes."""
+    end = 0
+    for run in runs:
+        if run.first != end:
+            raise ValueError(f"the runs of deals skip or repeat deals at deal {end}")
+        end = run.stop
+        for start in range(run.first, min(run.stop, deals), run.size):
+            yield start, min(start + run.size, run.stop, deals)
+    if end < deals:
+        raise ValueError(f"the runs of deals end at deal {end}, before deal {deals}")
+
+
 def league_units(
-    bots: Sequence[str], table_size: int, deals: int, master_seed: int, deals_per_unit: int,
-    series_length: int | None = None,
+    bots: Sequence[str], table_size: int, deals: int, master_seed: int,
+    deals_per_unit: int | Sequence[DealRun], series_length: int | None = None,
 ) -> Iterator[WorkUnit]:
     """Every unit of work of a round-robin league, table by table, then by runs of
-    ``deals_per_unit`` deals, then by rotation. The same arguments always give the same
-    units, whatever has been played already. With ``series_length``, the league plays
-    series (:func:`league_series`): ``deals`` and ``deals_per_unit`` count series."""
+    ``deals_per_unit`` deals, then by rotation. ``deals_per_unit`` may instead give the
+    runs of deals (:class:`DealRun`) that the league cut its deals into as they were
+    added, so that a league grown by more deals keeps the units its stored games were
+    played in. The same arguments always give the same units, whatever has been played
+    already. With ``series_length``, the league plays series (:func:`league_series`):
+    ``deals`` and ``deals_per_unit`` count series."""
     _check_table_size(bots, table_size)
-    if deals_per_unit < 1:
-        raise ValueError(f"deals_per_unit must be at least 1, got {deals_per_unit}")
-    kind = "deals" if series_length is None else SERIES_PREFIX
+    if isinstance(deals_per_unit, int):
+        if deals_per_unit < 1:
+            raise ValueError(f"deals_per_unit must be at least 1, got {deals_per_unit}")
+        runs: Sequence[DealRun] = [DealRun(0, max(deals, 1), deals_per_unit)]
+    else:
+        runs = deals_per_unit
+    bounds = list(unit_bounds(runs, deals))
     for table in itertools.combinations(bots, table_size):
-        for start in range(0, deals, deals_per_unit):
-            stop = min(deals, start + deals_per_unit)
-            if series_length is None:
-                blocks = [block_games(table, deal, derive_seed(master_seed, "deal", deal))
-                          for deal in range(start, stop)]
-            for rotation in range(table_size):
-                if series_length is None:
-                    games = tuple(block[rotation] for block in blocks)
-                else:
-                    games = tuple(game for number in range(start, stop) for game in
-                                  league_series(table, number, rotation, series_length,
-                                                master_seed))
-                yield WorkUnit(
-                    name=f"{','.join(table)}/{kind}{start}-{stop - 1}/rot{rotation}",
-                    games=games,
-                )
+        for start, stop in bounds:
+            yield from table_units(table, start, stop, master_seed, series_length)
+
+
+def table_units(
+    table: Sequence[str], start: int, stop: int, master_seed: int,
+    series_length: int | None = None,
+) -> Iterator[WorkUnit]:
+    """The units of one table over deals (or series) ``start`` to ``stop - 1``, one per
+    seat rotation, named ``<table>/deals<start>-<last>/rot<r>``."""
+    kind = "deals" if series_length is None else SERIES_PREFIX
+    if series_length is None:
+        blocks = [block_games(table, deal, derive_seed(master_seed, "deal", deal))
+                  for deal in range(start, stop)]
+    for rotation in range(len(table)):
+        if series_length is None:
+            games = tuple(block[rotation] for block in blocks)
+        else:
+            games = tuple(game for number in range(start, stop) for game in
+                          league_series(table, number, rotation, series_length,
+                                        master_seed))
+        yield WorkUnit(
+            name=f"{','.join(table)}/{kind}{start}-{stop - 1}/rot{rotation}",
+            games=games,
+        )
 
 
 def total_games(bots: int, table_size: int, deals: int, series_length: int | None = None

@@ -35,7 +35,6 @@ import itertools
 import math
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +50,9 @@ from referee.league.dask_worker import (
     UnitTask,
     play_unit_task,
 )
-from referee.league.runner import LeagueJob
+from referee.league.runner import LeagueJob, Units, next_unit
 from referee.match.game import replay_path
+from referee.shell.services import service_nursery
 
 #: Attempts per unit when workers cannot start its bots (the first run included).
 MAX_ATTEMPTS = 3
@@ -132,6 +132,15 @@ def deliver(job: LeagueJob, result: UnitResult) -> int:
     return new
 
 
+@attrs.frozen
+class _NextUnit:
+    """A unit the coordinator asked for; None: there are no more, or the source failed
+    with ``failure``."""
+
+    unit: WorkUnit | None
+    failure: Exception | None = None
+
+
 @attrs.define
 class _Attempt:
     """A unit of work on its way through the cluster."""
@@ -164,7 +173,7 @@ class DaskExecutor:
         #: its unit elsewhere, or stopped the league).
         self.failures: list[InfrastructureFailure] = []
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
+    async def play(self, job: LeagueJob, units: Units) -> None:
         self.failures = []
         client = await trio.to_thread.run_sync(self._connect)
         try:
@@ -219,50 +228,80 @@ class _Coordinator:
         self.replays = settings.replay_dir is not None
         self.logs = settings.log_dir is not None
 
-    async def run(self, units: Iterator[WorkUnit]) -> None:
+    async def run(self, units: Units) -> None:
         limit = self.executor.in_flight
         if limit is None:
             threads = await trio.to_thread.run_sync(self._threads)
             limit = max(2, 2 * threads)
+        await self._coordinate(units, limit)
+
+    async def _coordinate(self, units: Units, limit: int) -> None:
+        # Finished tasks and new units arrive on one channel: a unit is asked for (from
+        # a task of its own, since a ladder's source may wait) only when a task can be
+        # submitted, and finished tasks are settled meanwhile.
         send, receive = trio.open_memory_channel[Any](math.inf)
         token = trio.lowlevel.current_trio_token()
+        asked = trio.Semaphore(0)
 
         def finished(future: Any) -> None:  # called in a thread of the Dask client
             with contextlib.suppress(trio.RunFinishedError):
                 token.run_sync_soon(send.send_nowait, future)
 
-        source = iter(units)
-        exhausted = False
-        next_check = trio.current_time() + POLL_S
-        while True:
-            while len(self.in_flight) < limit:
-                if self.retry:
-                    attempt = self.retry.pop()
-                elif not exhausted:
-                    unit = next(source, None)
-                    if unit is None:
+        async def feed() -> None:
+            # A service task: the source's failure goes to the coordinator, which raises it.
+            while True:
+                await asked.acquire()
+                try:
+                    unit = await next_unit(units)
+                except Exception as exc:
+                    send.send_nowait(_NextUnit(None, exc))
+                    return
+                send.send_nowait(_NextUnit(unit))
+                if unit is None:
+                    return
+
+        async with service_nursery() as nursery:
+            nursery.start_soon(feed)
+            exhausted = False
+            waiting = 0  # units asked for and not yet arrived
+            next_check = trio.current_time() + POLL_S
+            while True:
+                while len(self.in_flight) + waiting < limit:
+                    if self.retry:
+                        attempt = self.retry.pop()
+                        future = await self._submit(attempt)
+                        self.in_flight[future] = attempt
+                        future.add_done_callback(finished)
+                    elif not exhausted and not waiting:
+                        waiting += 1
+                        asked.release()
+                    else:
+                        break
+                if not self.in_flight and exhausted:
+                    return
+                done = None
+                with trio.move_on_at(next_check):
+                    done = await receive.receive()
+                if isinstance(done, _NextUnit):
+                    waiting -= 1
+                    if done.failure is not None:
+                        raise done.failure
+                    if done.unit is None:
                         exhausted = True
-                        continue
-                    attempt = _Attempt(unit.name, list(unit.games))
-                else:
-                    break
-                future = await self._submit(attempt)
-                self.in_flight[future] = attempt
-                future.add_done_callback(finished)
-            if not self.in_flight:
-                return
-            done = None
-            with trio.move_on_at(next_check):
-                done = await receive.receive()
-            if done is not None and done in self.in_flight:
-                # (Not in flight: a stranded task that was re-submitted.)
-                await self._settle(done, self.in_flight.pop(done))
-            # Every POLL_S, whether or not tasks finish meanwhile: a stranded task must
-            # not hold its place while the others keep the results coming.
-            if trio.current_time() >= next_check:
-                self._check_connection()
-                await self._reroute_stranded()
-                next_check = trio.current_time() + POLL_S
+                    else:
+                        attempt = _Attempt(done.unit.name, list(done.unit.games))
+                        future = await self._submit(attempt)
+                        self.in_flight[future] = attempt
+                        future.add_done_callback(finished)
+                elif done is not None and done in self.in_flight:
+                    # (Not in flight: a stranded task that was re-submitted.)
+                    await self._settle(done, self.in_flight.pop(done))
+                # Every POLL_S, whether or not tasks finish meanwhile: a stranded task
+                # must not hold its place while the others keep the results coming.
+                if trio.current_time() >= next_check:
+                    self._check_connection()
+                    await self._reroute_stranded()
+                    next_check = trio.current_time() + POLL_S
 
     def _check_connection(self) -> None:
         if self.client.status not in ("running", "connecting"):

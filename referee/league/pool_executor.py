@@ -26,16 +26,16 @@ import pickle
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 
 import trio
 
 from referee.core.errors import UserError
+from referee.core.groups import sole_cause
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import deliver
 from referee.league.dask_worker import UnitResult, UnitTask
 from referee.league.pool_worker import HEADER, frame
-from referee.league.runner import LeagueJob
+from referee.league.runner import LeagueJob, Units, next_unit
 
 __all__ = ["STOP_TIMEOUT_S", "PoolExecutor", "WorkerError"]
 
@@ -96,7 +96,7 @@ class PoolExecutor:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.workers = workers
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
+    async def play(self, job: LeagueJob, units: Units) -> None:
         if any(spec.remote for spec in job.bots.values()):
             raise ValueError("remote bots connect to this process: they need the local executor")
         settings = job.settings
@@ -146,10 +146,17 @@ class PoolExecutor:
                 started.append(worker)
                 idle.append(worker)
                 free.release()
-            async with trio.open_nursery() as nursery:
-                for unit in units:
-                    await free.acquire()
-                    nursery.start_soon(run_unit, unit, idle.pop())
+            try:
+                async with trio.open_nursery() as nursery:
+                    while True:
+                        await free.acquire()
+                        unit = await next_unit(units)
+                        if unit is None:
+                            break
+                        nursery.start_soon(run_unit, unit, idle.pop())
+            except BaseExceptionGroup as group:
+                # The units keep their failures: this is the unit source's own.
+                raise sole_cause(group) from None
         finally:
             with trio.CancelScope(shield=True):
                 async with trio.open_nursery() as stopping:

@@ -13,24 +13,27 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Callable, Container, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Container, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import attrs
 import trio
 
 from referee.config.settings import LeagueConfig
+from referee.core.groups import sole_cause
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import (
+    DealRun,
     ScheduledGame,
     WorkUnit,
     fresh_seed,
     league_units,
     total_games,
+    unit_bounds,
 )
 from referee.core.specs import BotSpec
-from referee.league.store import GameRecord, ResultStore, SeatRecord
+from referee.league.store import GameRecord, ResultStore, SeatRecord, StoreError
 from referee.match.unit import play_unit
 
 if TYPE_CHECKING:
@@ -120,14 +123,56 @@ def deals_per_unit(config: LeagueConfig) -> int:
     return math.ceil(config.deals / math.ceil(config.deals / size))
 
 
+#: The meta key under which a league keeps how its deals are cut into units.
+UNIT_PLAN = "unit_plan"
+
+
+def unit_plan(config: LeagueConfig, stored: str | None) -> tuple[DealRun, ...]:
+    """How the league cuts its deals into units of work: the runs of deals its database
+    holds (``stored``, JSON; None when it has none), with a new run for the deals it
+    has not planned yet, sized by :func:`deals_per_unit` for those deals alone.
+
+    A league grown by more deals therefore keeps the units its stored games were played
+    in, and its new deals make units of their own: no unit mixes stored deals with new
+    ones, so no bot plays a stored game again. A database of an earlier version of the
+    referee has no plan: its deals are cut as that version cut them."""
+    runs: list[DealRun] = []
+    if stored is not None:
+        try:
+            value = json.loads(stored)
+            if not isinstance(value, list):
+                raise ValueError("not a list")
+            runs = [DealRun.from_json(run) for run in value]
+            list(unit_bounds(runs, 0))
+        except ValueError as exc:
+            raise StoreError(f"the league's plan of units is damaged ({exc}): {stored!r}"
+                             ) from None
+    end = runs[-1].stop if runs else 0
+    if end < config.deals:
+        size = deals_per_unit(attrs.evolve(config, deals=config.deals - end))
+        runs.append(DealRun(end, config.deals, size))
+    return tuple(runs)
+
+
+def plan_text(runs: tuple[DealRun, ...]) -> str:
+    return json.dumps([run.to_json() for run in runs])
+
+
 def pending_units(
-    config: LeagueConfig, done: Container[str], deals: int | None = None
+    config: LeagueConfig, done: Container[str], deals: int | None = None,
+    plan: tuple[DealRun, ...] | None = None,
 ) -> Iterator[WorkUnit]:
     """The units of work (``referee.core.schedule.league_units``) that hold a game not in
     ``done``. A unit is played whole even when some of its games are stored: its bots'
     processes then live through the same games as in the run that stored them, and the
-    stored games are not stored or replayed again (``play_unit(replayed=...)``)."""
-    per_unit = deals_per_unit(config) if deals is None else deals
+    stored games are not stored or replayed again (``play_unit(replayed=...)``).
+
+    The units are cut as ``plan`` says (:func:`unit_plan`), else in units of ``deals``
+    deals, else of :func:`deals_per_unit`."""
+    if plan is not None:
+        per_unit: int | tuple[DealRun, ...] = plan
+    else:
+        per_unit = deals_per_unit(config) if deals is None else deals
     names = [b.name for b in config.bots]
     if config.seed is None:
         raise ValueError("the league has no master seed yet (with_seed gives it one)")
@@ -135,6 +180,19 @@ def pending_units(
                              config.series_length):
         if any(g.game_id not in done for g in unit.games):
             yield unit
+
+
+#: The units of work an executor plays: a league's schedule (an iterator), or units
+#: chosen as the executor asks for them (an async iterator: a ladder's matchmaking,
+#: which may wait for bots, or for a pause to end, before it gives the next one).
+Units: TypeAlias = Iterator[WorkUnit] | AsyncIterator[WorkUnit]
+
+
+async def next_unit(units: Units) -> WorkUnit | None:
+    """The next unit, or None when there are no more."""
+    if isinstance(units, AsyncIterator):
+        return await anext(units, None)
+    return next(units, None)
 
 
 class LeagueJob:
@@ -149,7 +207,8 @@ class LeagueJob:
         remote: RemoteSeats | None = None,
     ) -> None:
         self.settings = settings
-        #: The league's bots by name.
+        #: The league's bots by name. A unit's bots are looked up when it starts, so
+        #: a caller may add bots to a mapping it owns while its units are played.
         self.bots = bots
         #: Store a finished game; False when the store already held it.
         self.record = record
@@ -160,9 +219,11 @@ class LeagueJob:
 
 
 class Executor(Protocol):
-    """Plays the units of work of a league and records every finished game with the job."""
+    """Plays the units of work of a league and records every finished game with the job.
+    It asks for the next unit only when it can start it at once, so that units chosen
+    as they are asked for are chosen as late as possible."""
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None: ...
+    async def play(self, job: LeagueJob, units: Units) -> None: ...
 
 
 class LocalExecutor:
@@ -174,7 +235,7 @@ class LocalExecutor:
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
 
-    async def play(self, job: LeagueJob, units: Iterator[WorkUnit]) -> None:
+    async def play(self, job: LeagueJob, units: Units) -> None:
         slots = trio.Semaphore(self.concurrency)
         turns = {name: trio.Lock() for name, spec in job.bots.items() if spec.remote}
         # One writer, in a thread: the store may wait for another program's lock (up to
@@ -208,10 +269,18 @@ class LocalExecutor:
                 slots.release()
 
         failures: list[Exception] = []
-        async with trio.open_nursery() as nursery:
-            for unit in units:
-                await slots.acquire()
-                nursery.start_soon(run_unit, unit)
+        # The units' tasks keep their failures: an exception that leaves the nursery is
+        # the unit source's own (or a cancellation), raised as itself.
+        try:
+            async with trio.open_nursery() as nursery:
+                while True:
+                    await slots.acquire()
+                    unit = await next_unit(units)
+                    if unit is None:
+                        break
+                    nursery.start_soon(run_unit, unit)
+        except BaseExceptionGroup as group:
+            raise sole_cause(group) from None
         if failures:
             raise failures[0]
 
@@ -237,6 +306,8 @@ async def run_league(
     if missing:
         raise ValueError(f"remote bots without a remote seat open: {', '.join(missing)}")
     store.claim()
+    if store.meta("ladder") is not None:
+        raise StoreError(f"{store.path} holds a ladder: a league needs a database of its own")
     config = with_seed(config, store)
     assert config.seed is not None
     if on_seed is not None:
@@ -251,6 +322,8 @@ async def run_league(
     # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
     # 100,000 games; a query per scheduled game instead would cost far more time.
     done = store.finished_ids()
+    plan = unit_plan(config, store.meta(UNIT_PLAN))
+    store.note(UNIT_PLAN, plan_text(plan))
     if executor is None:
         if config.executor != "local":
             raise ValueError(
@@ -278,7 +351,7 @@ async def run_league(
         is_stored=store.has_game,
         remote=remote,
     )
-    await executor.play(job, pending_units(config, done))
+    await executor.play(job, pending_units(config, done, plan=plan))
     return played
 
 

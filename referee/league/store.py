@@ -28,70 +28,24 @@ import attrs
 from referee.core.errors import UserError
 from referee.core.faults import FaultReason
 from referee.core.time_use import TimeUse
+from referee.league.schema import FIRST_LAYOUT, SCHEMA, TABLES
 from referee.league.sqlite_support import Transaction, agrees, difference, explain
 from referee.rules import EndReason
+
+__all__ = [
+    "APPLICATION_ID", "FIRST_LAYOUT", "SCHEMA", "SCHEMA_VERSION", "TABLES", "GameRecord",
+    "Meeting", "ResultStore", "SeatRecord", "StoreError",
+]
 
 #: ``PRAGMA application_id`` of a results database: "TAKI" in ASCII.
 APPLICATION_ID = 0x54414B49
 #: ``PRAGMA user_version`` of a results database: the layout of its tables. Layout 2
-#: adds the table ``seat_times`` and the column ``bots.retired``; a layout 1 database
-#: gains them when a league opens it.
-SCHEMA_VERSION = 2
+#: adds the table ``seat_times`` and the column ``bots.retired``, layout 3 the table
+#: ``meetings`` (a ladder's tables); an earlier database gains them when a league or a
+#: ladder opens it.
+SCHEMA_VERSION = 3
 #: How long a write waits for another program's lock on the database to go away.
 BUSY_TIMEOUT_MS = 5000
-#: The tables (and their columns) of a results database of the first layout, which
-#: set no mark: how one is recognised.
-TABLES = {
-    "meta": ("key", "value"),
-    "bots": ("name", "command"),
-    "games": ("game_id", "block", "seed", "actions", "reason", "replay", "finished_at"),
-    "seats": ("game_id", "seat", "bot", "place", "points", "forfeit_reason", "forfeit_detail"),
-}
-
-#: The tables of layout 1.
-FIRST_LAYOUT = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS bots (
-    name TEXT PRIMARY KEY,
-    command TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    game_id TEXT PRIMARY KEY,
-    block TEXT NOT NULL,
-    seed INTEGER NOT NULL,
-    actions INTEGER NOT NULL,
-    reason TEXT,
-    replay TEXT,
-    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-);
-CREATE TABLE IF NOT EXISTS seats (
-    game_id TEXT NOT NULL REFERENCES games(game_id),
-    seat INTEGER NOT NULL,
-    bot TEXT NOT NULL,
-    place INTEGER NOT NULL,
-    points INTEGER NOT NULL,
-    forfeit_reason TEXT,
-    forfeit_detail TEXT,
-    PRIMARY KEY (game_id, seat)
-);
-CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
-"""
-#: Every table of the current layout.
-SCHEMA = FIRST_LAYOUT + """
-CREATE TABLE IF NOT EXISTS seat_times (
-    game_id TEXT NOT NULL,
-    seat INTEGER NOT NULL,
-    times_ms TEXT NOT NULL,
-    near_misses INTEGER NOT NULL,
-    PRIMARY KEY (game_id, seat),
-    FOREIGN KEY (game_id, seat) REFERENCES seats(game_id, seat)
-);
-"""
-
-
 class StoreError(UserError):
     """The results database cannot be used (wrong league, unreadable or read-only file,
     locked by another program, not a results database)."""
@@ -127,6 +81,19 @@ class GameRecord:
     reason: EndReason | None = attrs.field(converter=_end_reason)
     seats: tuple[SeatRecord, ...]
     replay: str | None = None
+
+
+@attrs.frozen
+class Meeting:
+    """A table of a ladder: its bots (in the seats of rotation 0), and the deals they
+    play at every seat rotation, ``first_deal`` onwards. Chosen and stored before its
+    first game, so that a ladder restarted after a kill plays it to its end."""
+
+    name: str
+    bots: tuple[str, ...]
+    first_deal: int
+    deals: int
+    finished: bool = False
 
 
 class ResultStore:
@@ -341,6 +308,37 @@ class ResultStore:
             if "retired" not in self._columns("bots"):
                 return set()
             return {row[0] for row in self._db.execute("SELECT name FROM bots WHERE retired")}
+
+    # -------------------------------------------------------------- meetings
+
+    def add_meeting(self, meeting: Meeting) -> None:
+        """Keep a ladder's next table (before its first game is played)."""
+        with self._errors(_WRITE), self._transaction():
+            self._db.execute(
+                "INSERT INTO meetings(name, bots, first_deal, deals, finished) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (meeting.name, json.dumps(meeting.bots), meeting.first_deal, meeting.deals,
+                 int(meeting.finished)))
+
+    def finish_meeting(self, name: str) -> None:
+        """Mark a ladder's table played to its end."""
+        with self._errors(_WRITE), self._transaction():
+            self._db.execute("UPDATE meetings SET finished = 1 WHERE name = ?", (name,))
+
+    def meetings(self) -> list[Meeting]:
+        """Every table a ladder chose, in the order it chose them (none in a database
+        of an earlier layout only read)."""
+        with self._errors(_READ):
+            has_table = self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meetings'"
+            ).fetchone()
+            if has_table is None:
+                return []
+            rows = self._db.execute(
+                "SELECT name, bots, first_deal, deals, finished FROM meetings ORDER BY rowid"
+            ).fetchall()
+        return [Meeting(name, tuple(json.loads(bots)), first, deals, bool(finished))
+                for name, bots, first, deals, finished in rows]
 
     # ----------------------------------------------------------------- games
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -670,7 +670,10 @@ sandbox = true
 [[bots]]
 name = "b"
 command = "/bin/true"
+sandbox = true
+sandbox_bind = ["."]
 """))
+    assert config.bots[1].local_command().sandbox is not None
     for spec in config.bots:
         assert pickle.loads(pickle.dumps(spec)) == spec
         assert on_this_worker(spec, sys.executable) == spec
@@ -800,3 +803,45 @@ def test_a_killed_coordinator_stops_its_units_on_the_workers(
         assert run_processes(marker) == []
     finally:
         kill_all(run_processes(marker))
+
+
+# ------------------------------------------------------- an async unit source
+
+
+async def test_units_from_an_async_source_play_on_the_cluster(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    """A ladder hands its units out as the coordinator asks for them, and may wait
+    before each one: results keep being settled meanwhile, and every unit is played."""
+    config = load_league(league_file(tmp_path, deals=2))
+    units = list(pending_units(config, set()))
+    asked: list[int] = []
+
+    async def source() -> AsyncIterator[WorkUnit]:
+        for unit in units:
+            asked.append(len(asked))
+            await trio.sleep(0.05)
+            yield unit
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                        record=lambda outcome: store.record(record_of(outcome)),
+                        is_stored=store.has_game)
+        await DaskExecutor(cluster, in_flight=2).play(job, source())
+        assert store.finished_ids() == {g.game_id for unit in units for g in unit.games}
+    assert len(asked) == len(units)
+
+
+async def test_a_failing_unit_source_stops_the_coordinator_with_its_error(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    config = load_league(league_file(tmp_path, deals=1))
+
+    async def source() -> AsyncIterator[WorkUnit]:
+        raise ValueError("no table to play")
+        yield  # pragma: no cover
+
+    job = LeagueJob(settings_for(config, None), {b.name: b for b in config.bots},
+                    record=lambda outcome: True, is_stored=lambda game_id: False)
+    with pytest.raises(ValueError, match="no table to play"):
+        await DaskExecutor(cluster).play(job, source())

@@ -3,16 +3,24 @@ run plays only the games missing from the full schedule of the league file as it
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import attrs
 import pytest
 from jsonout import strict_json
 
 from referee.config.errors import SettingsError
-from referee.config.settings import load_league
-from referee.core.schedule import round_robin, total_games
+from referee.config.settings import LeagueConfig, load_league
+from referee.core.schedule import DealRun, ScheduledGame, round_robin, total_games
+from referee.core.specs import BotCommand, BotSpec
+from referee.league import runner
 from referee.league.runner import run_league
 from referee.league.store import ResultStore, StoreError
 
@@ -202,3 +210,92 @@ def test_series_settings_are_checked(tmp_path: Path) -> None:
         load_league(path)
     path.write_text('[league]\nformat = "series"\n' + bots)
     assert load_league(path).series_length == 6
+
+
+# ------------------------------------------------------------- no stored game replayed
+
+
+class UnitsSeen:
+    """Wraps the runner's play_unit: the games each unit's bots were asked to play, and
+    which of them were stored already (replayed to the bots, not stored again)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.played: list[str] = []
+        self.replayed: list[str] = []
+        real = runner.play_unit
+
+        async def spy(games: Sequence[ScheduledGame], *args: Any, **kwargs: Any) -> Any:
+            replayed = kwargs.get("replayed", ())
+            self.played += [g.game_id for g in games]
+            self.replayed += [g.game_id for g in games if g.game_id in replayed]
+            return await real(games, *args, **kwargs)
+
+        monkeypatch.setattr(runner, "play_unit", spy)
+
+
+@pytest.mark.parametrize(("first", "then"), [
+    # 3 bots, 2 deals, units of 2 deals; then 4 deals: units of 4 deals would hold the 2
+    # stored ones.
+    ((3, 2), (3, 4)),
+    # 2 bots, 6 deals in units of 2; then a third bot and 9 deals (units of 6 or 9).
+    ((2, 6), (3, 9)),
+])
+async def test_growing_never_makes_the_bots_play_a_stored_game_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: tuple[int, int],
+    then: tuple[int, int],
+) -> None:
+    db = tmp_path / "r.sqlite"
+    every = {"greedy": GREEDY, "random1": f"{RANDOM} 1", "random2": f"{RANDOM} 2"}
+    bots = dict(list(every.items())[:first[0]])
+    await grow(tmp_path, db, bots, deals=first[1])
+    seen = UnitsSeen(monkeypatch)
+    grown = dict(list(every.items())[:then[0]])
+    played = await grow(tmp_path, db, grown, deals=then[1])
+    assert played == total_games(then[0], 2, then[1]) - total_games(first[0], 2, first[1])
+    assert seen.replayed == []
+    assert len(seen.played) == played
+    assert stored(db) == full_schedule(list(grown), then[1])
+
+
+async def test_a_grown_league_resumed_after_a_kill_replays_only_its_own_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A unit cut short by a kill is played again from its start, its stored games
+    replayed to the bots (so their processes live through the same games): the units of
+    a grown league stay the ones it planned, whatever the league file says of deals."""
+    db = tmp_path / "r.sqlite"
+    bots = {"greedy": GREEDY, "random1": f"{RANDOM} 1"}
+    await grow(tmp_path, db, bots, deals=2)   # one run of deals 0-1
+    await grow(tmp_path, db, bots, deals=6)   # deals 2-5 in a run of their own
+    with ResultStore(db) as store:
+        plan = store.meta(runner.UNIT_PLAN)
+    assert plan is not None and [run[:2] for run in json.loads(plan)] == [[0, 2], [2, 6]]
+    # As if killed after the first game of the unit of deals 2-3 in rotation 0.
+    config = load_league(league(tmp_path, bots, deals=6))
+    units = list(runner.pending_units(config, set(), plan=runner.unit_plan(config, plan)))
+    cut = next(u for u in units if u.games[0].deal == 2 and u.games[0].rotation == 0)
+    assert [g.deal for g in cut.games] == [2, 3]
+    kept = cut.games[0].game_id
+    forget = [g.game_id for g in cut.games[1:]]
+    with contextlib.closing(sqlite3.connect(db)) as raw, raw:
+        for table in ("seat_times", "seats", "games"):
+            raw.executemany(f"DELETE FROM {table} WHERE game_id = ?", [(g,) for g in forget])
+    seen = UnitsSeen(monkeypatch)
+    assert await grow(tmp_path, db, bots, deals=6) == len(forget)
+    assert seen.replayed == [kept]
+    assert stored(db) == full_schedule(list(bots), 6)
+
+
+def test_a_plan_of_units_grows_by_runs_of_its_own() -> None:
+    config = LeagueConfig(path=Path("league.toml"), deals=2, seed=1, bots=tuple(
+        BotSpec(name, BotCommand(["bot"])) for name in ("a", "b", "c")))
+    first = runner.unit_plan(config, None)
+    assert first == (DealRun(0, 2, 2),)
+    grown = runner.unit_plan(attrs.evolve(config, deals=5), runner.plan_text(first))
+    assert grown[0] == first[0] and grown[1].first == 2 and grown[1].stop == 5
+    # Fewer deals than planned: the plan stays, and the units are cut at the deals.
+    assert runner.unit_plan(attrs.evolve(config, deals=3), runner.plan_text(grown)) == grown
+    with pytest.raises(StoreError, match="plan of units is damaged"):
+        runner.unit_plan(config, "[[0, 2, 2], [3, 5, 1]]")
+    with pytest.raises(StoreError, match="plan of units is damaged"):
+        runner.unit_plan(config, '{"a": 1}')

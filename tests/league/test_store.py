@@ -433,3 +433,35 @@ def test_a_first_layout_database_gains_the_times_table_when_a_league_opens_it(
         )))
         assert store.time_use()["a"] == TimeUse((5.0,), 0)
     assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+
+
+def test_a_ladder_keeps_its_meetings(tmp_path: Path) -> None:
+    from referee.league.store import Meeting
+
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add_meeting(Meeting("a,b/deals0-1", ("a", "b"), 0, 2))
+        store.add_meeting(Meeting("a,b,c/deals0-0", ("a", "b", "c"), 0, 1))
+        store.finish_meeting("a,b/deals0-1")
+        with pytest.raises(sqlite3.IntegrityError):  # a meeting is chosen once
+            store.add_meeting(Meeting("a,b/deals0-1", ("a", "b"), 0, 2))
+    with ResultStore(db, readonly=True) as store:
+        assert store.meetings() == [Meeting("a,b/deals0-1", ("a", "b"), 0, 2, finished=True),
+                                    Meeting("a,b,c/deals0-0", ("a", "b", "c"), 0, 1)]
+
+
+def test_a_second_layout_database_is_read_as_it_is_and_gains_meetings_when_written(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "v2.sqlite"
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.executescript(FIRST_LAYOUT)
+        con.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        con.execute("PRAGMA user_version = 2")
+        con.commit()
+    with ResultStore(db, readonly=True) as store:
+        assert store.meetings() == []
+    assert query(db, "PRAGMA user_version") == [(2,)]
+    with ResultStore(db) as store:
+        assert store.meetings() == []
+    assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(3,)]

@@ -1,0 +1,18 @@
+"""``taki-referee serve COMPETITION.toml``: the competition's HTTP API, submission
+pipeline and ladder in one process (docs/competition.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from referee.competition.config import load_competition
+from referee.server.serve import serve_competition
+from referee.shell.network import parse_address
+
+
+async def run_serve_command(args: argparse.Namespace) -> int:
+    config = load_competition(args.competition)
+    host, port = parse_address(args.listen)
+    await serve_competition(config, args.db, host, port,
+                            say=lambda line: print(line, flush=True))
+    return 0

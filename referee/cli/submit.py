@@ -1,0 +1,138 @@
+"""``taki-referee submit URL --token T PATH``: upload a bot to a competition server and
+wait for its build and check (standard library only: a participant needs nothing else).
+
+A folder is packed as a gzip-compressed tar of its contents (it must hold ``bot.toml``;
+a symbolic link or a special file in it is refused here, as the server would refuse
+it); an archive is sent as it is. The upload is the request's body; the token goes in
+the ``Authorization`` header only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Final
+
+from referee.core.errors import UsageError
+
+__all__ = ["TOKEN_VARIABLE", "submit_command"]
+
+#: Where ``submit`` finds the token when ``--token`` is not given.
+TOKEN_VARIABLE: Final = "TAKI_REFEREE_TOKEN"
+EXIT_REFUSED: Final = 1
+#: Seconds between two looks at a submission being built and checked.
+POLL_S: Final = 1.0
+_ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.xz", ".tar.bz2")
+
+
+class ServerUnreachable(UsageError):
+    """The server cannot be reached, or did not answer as a competition server."""
+
+
+class Refused(Exception):
+    """The server refused the request: its status and one-line reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{message} (HTTP {status})")
+
+
+def pack(folder: Path) -> bytes:
+    """The folder's contents as a gzip-compressed tar; UsageError for a folder the
+    server would refuse (no bot.toml, a link or a special file inside)."""
+    if not (folder / "bot.toml").is_file():
+        raise UsageError(f"{folder}: no bot.toml (name, command, optional build;"
+                         " docs/competition.md)")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(dirs) + sorted(files):
+                path = Path(root) / name
+                if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                    raise UsageError(f"{path}: links and special files cannot be uploaded"
+                                     " (copy the file it points to instead)")
+                archive.add(path, arcname=str(path.relative_to(folder)), recursive=False)
+    return buffer.getvalue()
+
+
+def _request(url: str, token: str, *, body: bytes | None = None) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = "application/octet-stream"
+    request = urllib.request.Request(url, data=body, headers=headers,
+                                     method="POST" if body is not None else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            payload = answer.read()
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error") or exc.reason
+        except (ValueError, AttributeError):
+            message = exc.reason
+        raise Refused(exc.code, str(message)) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ServerUnreachable(f"cannot reach {url}: {reason}") from None
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        raise ServerUnreachable(f"{url} did not answer with JSON: is it a competition"
+                                " server (taki-referee serve)?") from None
+    if not isinstance(data, dict):
+        raise ServerUnreachable(f"{url} did not answer as a competition server")
+    return data
+
+
+def _show(sub: dict[str, Any]) -> int:
+    """Print a submission's final state; the exit status that goes with it."""
+    status = sub.get("status")
+    if status in ("active", "retired"):
+        print(f"submission {sub['id']}: passed; {sub['entrant']} plays in the ladder")
+        return 0
+    print(f"submission {sub['id']}: rejected at the step {sub.get('step')}:")
+    print(sub.get("output") or "(no output)")
+    return EXIT_REFUSED
+
+
+def submit_command(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get(TOKEN_VARIABLE, "")
+    if not token:
+        raise UsageError(f"submit needs your token: --token TOKEN or ${TOKEN_VARIABLE}")
+    path: Path = args.path
+    if path.is_dir():
+        body = pack(path)
+    elif path.is_file() and path.name.endswith(_ARCHIVES):
+        body = path.read_bytes()
+    else:
+        raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
+    base = args.url.rstrip("/")
+    try:
+        sub = _request(f"{base}/api/submissions", token, body=body)["submission"]
+        print(f"submission {sub['id']}: {sub['bot']} uploaded ({len(body)} bytes), {sub['status']}",
+              flush=True)
+        if args.no_wait:
+            return 0
+        deadline = time.monotonic() + args.timeout
+        shown = sub["status"]
+        while sub["status"] in ("queued", "building", "checking"):
+            if time.monotonic() > deadline:
+                print(f"submission {sub['id']}: still {sub['status']} after {args.timeout:g} s;"
+                      " it goes on on the server", file=sys.stderr)
+                return EXIT_REFUSED
+            time.sleep(POLL_S)
+            sub = _request(f"{base}/api/submissions/{sub['id']}", token)["submission"]
+            if sub["status"] != shown:
+                shown = sub["status"]
+                print(f"submission {sub['id']}: {shown}", flush=True)
+        return _show(sub)
+    except Refused as exc:
+        print(f"taki-referee: refused: {exc}", file=sys.stderr)
+        return EXIT_REFUSED

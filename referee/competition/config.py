@@ -1,0 +1,246 @@
+"""The competition file (TOML): every key has a default, so a file that holds only
+``[competition]`` with ``name = "..."`` starts a two-player competition.
+
+Each section is an attrs class below; the file is read table-driven from their fields
+(their names, types, defaults and validators), so a key exists in exactly one place. A
+bad key or value raises :class:`~referee.config.errors.SettingsError` naming the file,
+the line and the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+import types
+import typing
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+
+from referee.config.errors import SettingsError
+from referee.config.rule_flags import rule_flag_error
+from referee.config.settings import available_cpus
+from referee.config.toml_lines import KeyLocator
+from referee.core.clock import TimeControl
+from referee.rules import PRESETS, Rules
+from referee.rules.config import DealError
+
+__all__ = [
+    "CompetitionConfig", "CompetitionSection", "LadderSection", "SandboxSection",
+    "SubmissionSection", "load_competition",
+]
+
+_positive = attrs.validators.ge(1)
+
+
+def _table_sizes(_instance: object, _attribute: object, value: tuple[int, ...]) -> None:
+    if not value:
+        raise ValueError("needs at least one table size")
+    if len(set(value)) != len(value):
+        raise ValueError(f"a table size is given twice: {list(value)}")
+    for size in value:
+        if not 2 <= size <= 10:
+            raise ValueError(f"a table seats 2 to 10 players, not {size}")
+
+
+@attrs.frozen
+class CompetitionSection:
+    """``[competition]``."""
+
+    #: Shown on the pages and in the API.
+    name: str = "competition"
+    #: The rules preset (RULES.md, "Variants"); flags go in ``[rules]``.
+    rules: str = attrs.field(default="super-taki-2018",
+                             validator=attrs.validators.in_(tuple(PRESETS)))
+    #: The organizer's token, created (mode 0600) at the first start when missing;
+    #: relative to the competition file.
+    organizer_token_file: str = "organizer.token"
+    #: Where uploads and built bots are kept; relative to the competition file. Empty:
+    #: beside the database, in ``DB-files`` (``competition-files`` for
+    #: ``competition.sqlite``).
+    files: str = ""
+
+
+@attrs.frozen
+class LadderSection:
+    """``[ladder]``: the games among the active bots."""
+
+    #: The table sizes games are played at (``[2, 4]``: two- and four-player tables).
+    table_sizes: tuple[int, ...] = attrs.field(default=(2,), validator=_table_sizes)
+    #: Deals a table plays, each once per seat rotation (duplicate format).
+    deals: int = attrs.field(default=1, validator=_positive)
+    #: A new bot's placement phase: its first games come before any other table.
+    placement_games: int = attrs.field(default=10, validator=_positive)
+    #: Games played at once in this process.
+    concurrency: int = attrs.field(factory=available_cpus, validator=_positive)
+    #: Referee worker processes that play the games (0: in this process).
+    workers: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    #: The master seed of the deals; 0: a fresh one kept in the database.
+    seed: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    #: A Dask scheduler (``HOST:PORT``) that plays the games; empty: none.
+    dask: str = ""
+
+
+@attrs.frozen
+class SandboxSection:
+    """``[sandbox]``: limits of every bot process, and of each build and check."""
+
+    memory_mb: int = attrs.field(default=512, validator=_positive)
+    pids: int = attrs.field(default=64, validator=_positive)
+    #: Percent of one CPU a bot may use (0: no limit; needs cgroups).
+    cpu_percent: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    #: Size of a bot's private /tmp.
+    tmp_mb: int = attrs.field(default=64, validator=_positive)
+    build_seconds: int = attrs.field(default=300, validator=_positive)
+    build_memory_mb: int = attrs.field(default=1024, validator=_positive)
+    build_pids: int = attrs.field(default=128, validator=_positive)
+    #: The build runs in a private directory of this size; what it leaves there is the bot.
+    build_disk_mb: int = attrs.field(default=256, validator=_positive)
+    #: The whole compliance check of an upload (``taki-referee check``).
+    check_seconds: int = attrs.field(default=300, validator=_positive)
+
+
+@attrs.frozen
+class SubmissionSection:
+    """``[submissions]``: what one upload may hold and how often participants upload."""
+
+    max_upload_mb: int = attrs.field(default=32, validator=_positive)
+    #: The unpacked upload and the built bot, each.
+    max_unpacked_mb: int = attrs.field(default=128, validator=_positive)
+    max_files: int = attrs.field(default=5000, validator=_positive)
+    #: Uploads a participant may make in any 24 hours.
+    per_day: int = attrs.field(default=20, validator=_positive)
+    #: Uploads of one participant waiting for their build and check at once.
+    max_pending: int = attrs.field(default=2, validator=_positive)
+    #: Active bots per participant: when one more passes its check, the oldest retires.
+    active_bots: int = attrs.field(default=1, validator=_positive)
+    #: Builds and checks run at once.
+    concurrent_builds: int = attrs.field(default=1, validator=_positive)
+
+
+#: The sections of the file, each read from its class's fields.
+SECTIONS: Final[dict[str, type]] = {
+    "competition": CompetitionSection,
+    "ladder": LadderSection,
+    "sandbox": SandboxSection,
+    "submissions": SubmissionSection,
+    "time": TimeControl,
+}
+
+
+@attrs.frozen
+class CompetitionConfig:
+    path: Path
+    competition: CompetitionSection = attrs.field(factory=CompetitionSection)
+    ladder: LadderSection = attrs.field(factory=LadderSection)
+    sandbox: SandboxSection = attrs.field(factory=SandboxSection)
+    submissions: SubmissionSection = attrs.field(factory=SubmissionSection)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    rules: Rules = attrs.field(factory=Rules)
+
+    @property
+    def organizer_token_path(self) -> Path:
+        return self.path.parent / self.competition.organizer_token_file
+
+    def files_dir(self, db: Path) -> Path:
+        """Where uploads and built bots are kept for the database ``db``."""
+        if self.competition.files:
+            return self.path.parent / self.competition.files
+        return db.with_name(f"{db.stem}-files")
+
+
+def _describe(kind: object) -> str:
+    if kind is int:
+        return "a whole number"
+    if kind is str:
+        return "a string"
+    if kind is bool:
+        return "true or false"
+    return "a list of whole numbers"
+
+
+def _accepts(kind: object, value: object) -> bool:
+    """Whether a TOML value has the field's type (``int | None`` accepts an int)."""
+    if isinstance(kind, types.UnionType):
+        return any(_accepts(k, value) for k in typing.get_args(kind) if k is not type(None))
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is str:
+        return isinstance(value, str)
+    if kind is bool:
+        return isinstance(value, bool)
+    if typing.get_origin(kind) is tuple:
+        return isinstance(value, list) and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value)
+    raise TypeError(f"no TOML reading for {kind!r}")
+
+
+def _read_section(cls: type, table: dict[str, Any],
+                  fail: typing.Callable[[str | None, str], SettingsError]) -> Any:
+    """An instance of ``cls`` from its TOML table: each key a field of the class."""
+    fields = {f.name: f for f in attrs.fields(attrs.resolve_types(cls))}
+    kwargs: dict[str, Any] = {}
+    for key, value in table.items():
+        field = fields.get(key)
+        if field is None:
+            raise fail(key, f"unknown key (known: {', '.join(fields)})")
+        if not _accepts(field.type, value):
+            kind = typing.get_args(field.type)[0] if isinstance(
+                field.type, types.UnionType) else field.type
+            raise fail(key, f"must be {_describe(kind)}, not {value!r}")
+        kwargs[key] = tuple(value) if isinstance(value, list) else value
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        problem = exc
+    for key, value in kwargs.items():  # each alone: the error names its key
+        try:
+            cls(**{key: value})
+        except (TypeError, ValueError) as exc:
+            raise fail(key, str(exc).splitlines()[0]) from None
+    raise fail(next(iter(kwargs), None), str(problem).splitlines()[0])  # keys at odds
+
+
+def load_competition(path: str | Path) -> CompetitionConfig:
+    """The competition file at ``path``; SettingsError naming the line of a bad key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"cannot read competition file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: not a UTF-8 text file") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: TOML syntax error: {exc}") from None
+    where = KeyLocator(text)
+
+    def failer(section: str) -> typing.Callable[[str | None, str], SettingsError]:
+        def fail(key: str | None, message: str) -> SettingsError:
+            line = where.line_of(section, key)
+            at = f"{path}:{line}" if line else str(path)
+            return SettingsError(f"{at}: [{section}]{' ' + key if key else ''}: {message}")
+        return fail
+
+    known = [*SECTIONS, "rules"]
+    for name, value in data.items():
+        if name not in known or not isinstance(value, dict):
+            raise failer(name)(None, f"unknown section (known: {', '.join(known)})")
+    sections = {name: _read_section(cls, data.get(name, {}), failer(name))
+                for name, cls in SECTIONS.items()}
+    flags = data.get("rules", {})
+    for key, value in flags.items():
+        problem = rule_flag_error(key, value)
+        if problem is not None:
+            raise failer("rules")(key, problem)
+    try:
+        rules = Rules.preset(sections["competition"].rules, **flags)
+    except (TypeError, ValueError) as exc:
+        raise failer("rules")(next((k for k in flags if k in str(exc)), None), str(exc)) from None
+    for size in sections["ladder"].table_sizes:
+        try:
+            rules.check_deal(size)
+        except DealError as exc:
+            raise failer("ladder")("table_sizes", str(exc)) from None
+    return CompetitionConfig(path=path, rules=rules, **sections)

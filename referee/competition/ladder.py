@@ -1,0 +1,429 @@
+"""A continuous ladder: games keep being played among the active bots, at the tables
+the ratings need most, while bots come and go.
+
+A ladder is a league whose next units of work are chosen as the executor asks for
+them. Each choice is a *meeting*: a table of bots (``referee.competition.matchmaking``)
+that plays ``deals`` deals, each at every seat rotation, each rotation by fresh bot
+processes (one unit of work per rotation, as in a league). A meeting's deals are the
+table's next ones, so its games have the ids a round-robin league among the same bots
+would give them (``a@1,b@2/deal7/rot1``), in the league's tables, and ``ratings`` and
+``report`` read them. The meeting is stored (``ResultStore.add_meeting``) before its
+first game: a ladder restarted after a kill plays its unfinished meetings first, their
+units whole with the stored games only replayed to the bots, and every game is stored
+once (its id is the key).
+
+The ratings are updated as every game lands (``referee.ratings.online``); the full fit
+of ``referee.ratings`` is there on demand (:func:`full_ratings`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import AsyncGenerator, Callable, Sequence
+from pathlib import Path
+
+import attrs
+import trio
+
+from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.config.settings import LeagueConfig, available_cpus
+from referee.core.clock import TimeControl
+from referee.core.faults import FaultPolicy
+from referee.core.outcomes import GameOutcome, MatchSettings
+from referee.core.schedule import WorkUnit, derive_seed, fresh_seed, series_of, table_units
+from referee.core.specs import BotSpec
+from referee.league.rating_input import rated_games
+from referee.league.runner import Executor, LeagueJob, record_of
+from referee.league.session import choose_executor
+from referee.league.store import Meeting, ResultStore, StoreError
+from referee.ratings.leaderboard import RatingReport, rate
+from referee.ratings.models import RATING_MODELS, RatingModel, model_named
+from referee.ratings.online import Belief, OnlineRatings
+from referee.rules import RULES_REVISION, Rules
+
+__all__ = [
+    "GameLanded", "LadderControl", "LadderEvent", "LadderSettings", "LiveRating",
+    "RatingsChanged", "executor_for", "full_ratings", "run_ladder",
+]
+
+
+@attrs.frozen
+class LadderSettings:
+    """How a ladder plays (``check`` says what is wrong, in one line)."""
+
+    rules: Rules = attrs.field(factory=Rules)
+    time: TimeControl = attrs.field(factory=TimeControl)
+    #: The table sizes, which take turns; a size is used once enough bots are active.
+    table_sizes: tuple[int, ...] = (2,)
+    #: The deals of a meeting, each played at every seat rotation.
+    deals: int = 1
+    #: A new bot's placement phase: its first games come before anyone else's.
+    placement_games: int = 10
+    #: The master seed of the deals; None: the database's (fresh when it is created).
+    seed: int | None = None
+    concurrency: int = attrs.field(factory=available_cpus)
+    #: Referee worker processes (``--workers``); None: the games are played here.
+    workers: int | None = None
+    #: A Dask scheduler (``--dask HOST:PORT``); None: no cluster.
+    dask: str | None = None
+    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
+    strikes: int = 3
+    restart: bool = True
+    replay_dir: Path | None = None
+    log_dir: Path | None = None
+    #: None: the default of the table sizes (``referee.ratings.leaderboard.default_model``).
+    rating_model: RatingModel | None = None
+
+    def check(self) -> None:
+        """ValueError, with one line that says why, for settings a ladder cannot use."""
+        if not self.table_sizes or any(not 2 <= s <= 10 for s in self.table_sizes):
+            raise ValueError(f"table sizes must be between 2 and 10, got {self.table_sizes}")
+        if len(set(self.table_sizes)) != len(self.table_sizes):
+            raise ValueError(f"a table size is given twice: {self.table_sizes}")
+        for name in ("deals", "concurrency", "strikes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.placement_games < 0:
+            raise ValueError(f"placement_games must be at least 0, got {self.placement_games}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if self.workers is not None and self.dask is not None:
+            raise ValueError("play on worker processes or on a Dask cluster, not both")
+        if self.rating_model is not None and self.rating_model not in RATING_MODELS:
+            raise ValueError(f"unknown rating model {self.rating_model!r}")
+
+
+@attrs.frozen
+class LiveRating:
+    """A bot's rating as the games land: its Elo and 95% interval, its rated games,
+    whether its placement is over and whether it is in the ladder now."""
+
+    bot: str
+    elo: float
+    low: float
+    high: float
+    games: int
+    placed: bool
+    active: bool
+
+
+@attrs.frozen
+class GameLanded:
+    """A game was stored: who sat where (by seat) and their places (1 the best)."""
+
+    game_id: str
+    seats: tuple[str, ...]
+    places: tuple[int, ...]
+    #: The games in the store now.
+    stored: int
+
+
+@attrs.frozen
+class RatingsChanged:
+    """The live ratings after a game landed, best first."""
+
+    ratings: tuple[LiveRating, ...]
+
+
+LadderEvent = GameLanded | RatingsChanged
+
+
+class LadderControl:
+    """What the host of a ladder changes while it runs: the active bots, a pause, the
+    stop. Its methods are called from the Trio thread."""
+
+    def __init__(self, bots: Sequence[BotSpec] = (), *, paused: bool = False) -> None:
+        self._bots: dict[str, BotSpec] = {}
+        self._paused = paused
+        self._stopping = False
+        self._changed = trio.Event()
+        #: Bumped by every change of the active bots.
+        self._version = 0
+        self._ratings: tuple[LiveRating, ...] = ()
+        self.set_bots(bots)
+
+    def set_bots(self, bots: Sequence[BotSpec]) -> None:
+        """The active bots now (the whole set): the ladder seats only these from now on,
+        and every other bot of its database is retired (its games stay, and count)."""
+        named: dict[str, BotSpec] = {}
+        for bot in bots:
+            if bot.remote:
+                raise ValueError(f"bot {bot.name!r} is remote: a ladder starts its bots")
+            if bot.name in named:
+                raise ValueError(f"bot {bot.name!r} is given twice")
+            named[bot.name] = bot
+        self._bots = named
+        self._version += 1
+        self._poke()
+
+    @property
+    def bots(self) -> tuple[BotSpec, ...]:
+        return tuple(self._bots.values())
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        """Start no new unit of work; the games in flight finish and are stored."""
+        self._paused = True
+        self._poke()
+
+    def resume(self) -> None:
+        self._paused = False
+        self._poke()
+
+    def stop(self) -> None:
+        """End the ladder once the units in flight are played and stored."""
+        self._stopping = True
+        self._poke()
+
+    def ratings(self) -> tuple[LiveRating, ...]:
+        """The live ratings, best first."""
+        return self._ratings
+
+    def _poke(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+
+def _identity(seed: int, rules: Rules) -> str:
+    return (f"seed={seed};rules={sorted(rules.to_wire().items())};"
+            f"rules_revision={RULES_REVISION}")
+
+
+@attrs.frozen
+class _Start:
+    """What a ladder reads of its database when it starts."""
+
+    seed: int
+    meetings: list[Meeting]
+    stored: set[str]
+    #: The live ratings of the stored games, rated in the order they finished.
+    online: OnlineRatings
+
+
+def _open(store: ResultStore, settings: LadderSettings) -> _Start:
+    store.claim()
+    if store.meta("league") is not None:
+        raise StoreError(f"{store.path} holds a league: a ladder needs a database of its own")
+    default = fresh_seed() if settings.seed is None else settings.seed
+    seed = int(store.setting("seed", str(default)))
+    if settings.seed is not None and seed != settings.seed:
+        raise StoreError(f"{store.path} holds a ladder of another seed ({seed}, not"
+                         f" {settings.seed}); use another database or the same seed")
+    store.bind("ladder", _identity(seed, settings.rules))
+    store.note("rules", json.dumps(settings.rules.to_wire()))
+    store.note("time", json.dumps(attrs.asdict(settings.time)))
+    store.note("rating_model", settings.rating_model or "")
+    online = OnlineRatings()
+    online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
+                      if series_of(game.game_id) is None)
+    return _Start(seed, store.meetings(), store.finished_ids(), online)
+
+
+class _Ladder:
+    """One run of a ladder: its state lives on the Trio thread."""
+
+    def __init__(self, store: ResultStore, settings: LadderSettings, control: LadderControl,
+                 start: _Start, on_event: Callable[[LadderEvent], None] | None) -> None:
+        self.store = store
+        self.settings = settings
+        self.control = control
+        self.seed = start.seed
+        self.on_event = on_event
+        self.writer = trio.CapacityLimiter(1)
+        self.online = start.online
+        self.stored_count = len(start.stored)
+        self.rng = random.Random(derive_seed(start.seed, "matchmaking", len(start.meetings)))
+        #: Every bot seen in this run: a unit in flight finds its bots even after they
+        #: left the ladder.
+        self.specs: dict[str, BotSpec] = {}
+        #: Each table's next deal, and the meetings of each size.
+        self.next_deal: dict[tuple[str, ...], int] = {}
+        self.sizes: Counter[int] = Counter()
+        #: Meetings not finished: the units not handed out yet, the games not stored.
+        self.queued: dict[str, list[WorkUnit]] = {}
+        self.left: dict[str, int] = {}
+        self.meeting_of: dict[str, str] = {}
+        #: Games chosen and not stored yet, by bot.
+        self.pending: Counter[str] = Counter()
+        self.registered = -1
+        for meeting in start.meetings:
+            self._note(meeting)
+            if not meeting.finished:
+                self._queue(meeting, start.stored)
+
+    # ------------------------------------------------------------ meetings
+
+    def _note(self, meeting: Meeting) -> None:
+        end = meeting.first_deal + meeting.deals
+        self.next_deal[meeting.bots] = max(self.next_deal.get(meeting.bots, 0), end)
+        self.sizes[len(meeting.bots)] += 1
+
+    def _queue(self, meeting: Meeting, stored: set[str]) -> None:
+        units = list(table_units(meeting.bots, meeting.first_deal,
+                                 meeting.first_deal + meeting.deals, self.seed))
+        games = [g for unit in units for g in unit.games if g.game_id not in stored]
+        self.queued[meeting.name] = [u for u in units
+                                     if any(g.game_id not in stored for g in u.games)]
+        self.left[meeting.name] = len(games)
+        for game in games:
+            self.meeting_of[game.game_id] = meeting.name
+            for bot in game.seats:
+                self.pending[bot] += 1
+
+    def _choose(self) -> Meeting | None:
+        active = self.control._bots
+        size = next_size(self.settings.table_sizes, self.sizes, len(active))
+        if size is None:
+            return None
+        field = [Entrant(name, self.online.belief(name),
+                         self.online.belief(name).games + self.pending[name])
+                 for name in sorted(active)]
+        chosen = choose_table(field, size, self.rng,
+                              placement_games=self.settings.placement_games)
+        if chosen is None:
+            return None
+        table = tuple(sorted(chosen))
+        first = self.next_deal.get(table, 0)
+        deals = self.settings.deals
+        return Meeting(f"{','.join(table)}/deals{first}-{first + deals - 1}", table, first,
+                       deals)
+
+    def _ready_unit(self) -> WorkUnit | None:
+        """The next unit of an open meeting whose bots are all active."""
+        for units in self.queued.values():
+            if units and all(name in self.control._bots for name in units[0].games[0].seats):
+                return units.pop(0)
+        return None
+
+    async def units(self) -> AsyncGenerator[WorkUnit, None]:
+        control = self.control
+        while not control._stopping:
+            changed = control._changed
+            if self.registered != control._version:
+                self.registered = control._version
+                self.specs.update(control._bots)
+                entrants = [(b.name, b.display) for b in control._bots.values()]
+                await trio.to_thread.run_sync(self.store.register_bots, entrants,
+                                              limiter=self.writer)
+                self._publish()
+                continue
+            if control._paused:
+                await changed.wait()
+                continue
+            unit = self._ready_unit()
+            if unit is not None:
+                yield unit
+                continue
+            meeting = self._choose()
+            if meeting is None:
+                await changed.wait()
+                continue
+            await trio.to_thread.run_sync(self.store.add_meeting, meeting, limiter=self.writer)
+            self._note(meeting)
+            self._queue(meeting, set())
+
+    # ------------------------------------------------------------- results
+
+    def record(self, outcome: GameOutcome) -> bool:
+        """Store a game (in a worker thread), then account for it on the Trio thread."""
+        if not self.store.record(record_of(outcome)):
+            return False
+        finished = trio.from_thread.run_sync(self._landed, outcome)
+        if finished is not None:
+            self.store.finish_meeting(finished)
+        return True
+
+    def _landed(self, outcome: GameOutcome) -> str | None:
+        """Rate a stored game and tell the host; the meeting it finished, if it did."""
+        self.stored_count += 1
+        seats = sorted(outcome.seats, key=lambda s: s.seat)
+        self.online.update({s.bot: s.place for s in seats})
+        for seat in seats:
+            self.pending[seat.bot] -= 1
+        if self.on_event is not None:
+            self.on_event(GameLanded(outcome.game.game_id, tuple(s.bot for s in seats),
+                                     tuple(s.place for s in seats), self.stored_count))
+        self._publish()
+        meeting = self.meeting_of.pop(outcome.game.game_id, None)
+        if meeting is None:
+            return None
+        self.left[meeting] -= 1
+        if self.left[meeting] > 0:
+            return None
+        del self.left[meeting], self.queued[meeting]
+        return meeting
+
+    def _publish(self) -> None:
+        beliefs = self.online.beliefs()
+        for name in self.control._bots:
+            beliefs.setdefault(name, Belief())
+        placement = self.settings.placement_games
+        ratings = tuple(sorted(
+            (LiveRating(name, b.mu, *b.interval, b.games, b.games >= placement,
+                        name in self.control._bots) for name, b in beliefs.items()),
+            key=lambda r: (-r.elo, r.bot)))
+        self.control._ratings = ratings
+        if self.on_event is not None:
+            self.on_event(RatingsChanged(ratings))
+
+
+def executor_for(settings: LadderSettings, path: Path) -> Executor:
+    """Where the ladder's games are played (``referee.league.session.choose_executor``):
+    on ``settings.workers`` referee processes, on the Dask cluster of ``settings.dask``,
+    else ``settings.concurrency`` units at a time in this process."""
+    where = LeagueConfig(path=path, bots=(), concurrency=settings.concurrency)
+    return choose_executor(where, workers=settings.workers, dask=settings.dask)
+
+
+async def run_ladder(
+    store: ResultStore,
+    settings: LadderSettings,
+    control: LadderControl,
+    on_event: Callable[[LadderEvent], None] | None = None,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run the ladder of ``store`` until ``control.stop()`` (then return once the units
+    in flight are stored) or cancellation (the games in flight are played again at the
+    next start, and no game is stored twice). ``on_event`` hears of every stored game
+    and every change of the ratings, on the Trio thread (it must not block).
+    ``task_status.started()`` comes once the database is bound and read."""
+    settings.check()
+    executor = executor_for(settings, store.path)
+    start = await trio.to_thread.run_sync(_open, store, settings)
+    ladder = _Ladder(store, settings, control, start, on_event)
+    job = LeagueJob(
+        settings=MatchSettings(
+            rules=settings.rules, time=settings.time, fault_policy=settings.fault_policy,
+            strikes=settings.strikes, restart=settings.restart,
+            replay_dir=settings.replay_dir, log_dir=settings.log_dir, master_seed=start.seed,
+        ),
+        bots=ladder.specs,
+        record=ladder.record,
+        is_stored=store.has_game,
+    )
+    task_status.started()
+    units = ladder.units()
+    try:
+        await executor.play(job, units)
+    finally:
+        await units.aclose()
+
+
+async def full_ratings(store: ResultStore, *, resamples: int = 200,
+                       model: RatingModel | None = None) -> RatingReport | None:
+    """The full fit of the stored games with bootstrap intervals (in a thread); None
+    before the first game."""
+    def fit() -> RatingReport | None:
+        games = rated_games(store)
+        if not games:
+            return None
+        return rate(games, resamples=resamples,
+                    model=model or model_named(store.meta("rating_model")))
+    return await trio.to_thread.run_sync(fit)
+

@@ -1,0 +1,98 @@
+"""Matchmaking for a ladder: which bots meet next. Pure (no clock, no I/O; the only
+randomness is the ``random.Random`` the caller passes).
+
+A table is built around one *focus* bot:
+
+* **Placement first.** A bot with fewer than ``placement_games`` games (played or being
+  played) is the focus before any other, the one with the fewest games first, so a new
+  bot is placed quickly.
+* **Then the most uncertain places.** Every other bot's *need* is the number of bots the
+  ratings may have on the wrong side of it (the sum over the field of
+  ``referee.ratings.online.misorder``), over its games: the focus is the bot whose
+  place is least settled for the games it has had, so games go where the ranking is
+  unsure while each bot's games stay balanced (a bot with twice the games needs twice
+  the doubt to be chosen).
+* **Opponents whose outcome is most uncertain.** Seats are filled one at a time, each
+  bot drawn with a weight that grows with how likely it is misordered with the bots
+  already seated (a close match, or a bot the ratings know little of), so the table's
+  outcome is as uncertain as the field allows; the draw (not the best alone) spreads a
+  bot's games over its neighbours.
+
+The table sizes take turns (:func:`next_size`): each size in turn gets the next table,
+among the sizes the field is large enough for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from referee.ratings.online import Belief, misorder
+
+__all__ = ["Entrant", "choose_table", "next_size"]
+
+#: Opponent weights are the misorder chances to this power: higher concentrates the
+#: games on the closest bots, lower spreads them.
+SHARPNESS = 2.0
+#: The least weight of an opponent, before the power: a table is found even when the
+#: ratings are sure of every order.
+FLOOR = 1e-3
+
+
+@attrs.frozen
+class Entrant:
+    """A bot that may be seated: its rating and the games it has (stored, or chosen and
+    not yet finished)."""
+
+    name: str
+    belief: Belief
+    games: int
+
+
+def next_size(sizes: Sequence[int], tables: Mapping[int, int], field: int) -> int | None:
+    """The table size of the next table: of the ``sizes`` the ``field`` of bots can
+    fill, the one that had the fewest ``tables`` so far (the smaller on a tie); None when
+    the field cannot fill any."""
+    usable = [s for s in sizes if 2 <= s <= field]
+    if not usable:
+        return None
+    return min(usable, key=lambda s: (tables.get(s, 0), s))
+
+
+def _need(entrant: Entrant, field: Sequence[Entrant]) -> float:
+    doubt = sum(misorder(entrant.belief, other.belief) for other in field
+                if other.name != entrant.name)
+    return doubt / (1 + entrant.games)
+
+
+def choose_table(
+    field: Sequence[Entrant], size: int, rng: random.Random, *, placement_games: int
+) -> tuple[str, ...] | None:
+    """The bots of the next table of ``size`` (the focus first), or None when the field
+    has fewer bots than that."""
+    if size < 2:
+        raise ValueError(f"a table seats at least 2 bots, not {size}")
+    if len(field) < size:
+        return None
+    if len({e.name for e in field}) != len(field):
+        raise ValueError("a bot is twice in the field")
+    order = list(field)
+    rng.shuffle(order)  # ties go to a random bot
+    newcomers = [e for e in order if e.games < placement_games]
+    if newcomers:
+        focus = min(newcomers, key=lambda e: e.games)
+    else:
+        focus = max(order, key=lambda e: _need(e, field))
+    table = [focus]
+    rest = [e for e in order if e.name != focus.name]
+    while len(table) < size:
+        weights = [
+            max(FLOOR, sum(misorder(e.belief, seated.belief) for seated in table)
+                / len(table)) ** SHARPNESS
+            for e in rest
+        ]
+        pick = rng.choices(range(len(rest)), weights=weights)[0]
+        table.append(rest.pop(pick))
+    return tuple(e.name for e in table)

@@ -1,0 +1,352 @@
+"""Participants, their tokens and their submissions, in the competition's SQLite database
+(the same file as the ladder's games, through a connection of its own).
+
+Every change is one transaction, and the checks it depends on (the daily limit, the
+owner of a bot's name, the number of active bots) are made inside that transaction, so
+two requests at once, or a ``kill -9`` at any moment, never leave a half-made change:
+at the next start :meth:`CompetitionStore.resume` sends a submission that was being
+built or checked back to the queue (or rejects it after :data:`MAX_ATTEMPTS` starts).
+
+The methods block (SQLite): the server calls them in a thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+from referee.competition.errors import CompetitionError, Refusal, Refused
+from referee.competition.records import Participant, Status, Step, Submission
+from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
+from referee.config.bot_commands import NAME_PATTERN
+from referee.league.sqlite_support import Transaction, explain
+from referee.league.store import BUSY_TIMEOUT_MS, ResultStore, StoreError
+
+__all__ = ["MAX_ATTEMPTS", "CompetitionStore"]
+
+#: Starts of a submission's build and check before it is rejected as interrupted: a
+#: submission that brings the server down every time must not keep it down.
+MAX_ATTEMPTS: Final = 3
+
+SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS participants (
+    name TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL UNIQUE,
+    disabled INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS bot_owners (
+    bot TEXT PRIMARY KEY,
+    participant TEXT NOT NULL REFERENCES participants(name)
+);
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    participant TEXT NOT NULL REFERENCES participants(name),
+    bot TEXT NOT NULL,
+    command TEXT NOT NULL,
+    build TEXT,
+    status TEXT NOT NULL,
+    version INTEGER,
+    step TEXT,
+    output TEXT NOT NULL DEFAULT '',
+    folder TEXT NOT NULL UNIQUE,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    received_at TEXT NOT NULL,
+    UNIQUE (bot, version)
+);
+CREATE INDEX IF NOT EXISTS submissions_by_participant ON submissions(participant, received_at);
+CREATE TABLE IF NOT EXISTS competition_meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+_COLUMNS: Final = ("id, participant, bot, command, build, status, version, step, output,"
+                   " folder, received_at, attempts")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def name_error(name: str) -> str | None:
+    """What keeps ``name`` from naming a participant or a bot, or None."""
+    if NAME_PATTERN.match(name) is None:
+        return (f"{name!r} is not a usable name: 1 to 64 letters, digits and . _ + -"
+                " (no spaces, no @)")
+    return None
+
+
+class CompetitionStore:
+    """The competition's tables in the database at ``path`` (created, with the league's
+    tables, when it is missing)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            ResultStore(self.path).close()  # creates and marks a results database
+        except StoreError as exc:
+            raise CompetitionError(str(exc)) from None
+        self._lock = threading.RLock()
+        with self._errors("cannot open competition database"):
+            self._db = sqlite3.connect(self.path, isolation_level=None,
+                                       check_same_thread=False)
+            self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            with Transaction(self._db):
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> CompetitionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        try:
+            with self._lock:
+                yield
+        except sqlite3.DatabaseError as exc:
+            if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
+                raise
+            raise CompetitionError(f"{doing} {self.path}: {explain(exc)}") from None
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._errors("cannot write to competition database"), Transaction(self._db):
+            yield self._db
+
+    # ------------------------------------------------------------ participants
+
+    def add_participant(self, name: str) -> str:
+        """Add a participant; their token, which is shown once and never stored."""
+        problem = name_error(name)
+        if problem is not None:
+            raise CompetitionError(f"participant {problem}")
+        token = new_token()
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM participants WHERE name = ?", (name,)).fetchone():
+                raise CompetitionError(f"participant {name!r} exists already")
+            db.execute("INSERT INTO participants(name, token_sha256) VALUES (?, ?)",
+                       (name, digest(token)))
+        return token
+
+    def participants(self) -> list[Participant]:
+        with self._errors("cannot read competition database"):
+            rows = self._db.execute(
+                "SELECT name, disabled, created_at FROM participants ORDER BY name").fetchall()
+        return [Participant(name, bool(disabled), created) for name, disabled, created in rows]
+
+    def disable_participant(self, name: str) -> list[str]:
+        """Disable a participant: their token stops working, their pending submissions
+        are rejected and their active bots retire. The bots that retired."""
+        with self._write() as db:
+            if not db.execute("SELECT 1 FROM participants WHERE name = ?", (name,)).fetchone():
+                raise CompetitionError(f"no participant named {name!r}")
+            db.execute("UPDATE participants SET disabled = 1 WHERE name = ?", (name,))
+            retired = db.execute(
+                "SELECT bot, version FROM submissions WHERE participant = ? AND status = ?",
+                (name, Status.ACTIVE)).fetchall()
+            db.execute("UPDATE submissions SET status = ? WHERE participant = ? AND status = ?",
+                       (Status.RETIRED, name, Status.ACTIVE))
+            db.execute(
+                "UPDATE submissions SET status = ?, output = ? WHERE participant = ?"
+                " AND status IN (?, ?, ?)",
+                (Status.REJECTED, "the participant was disabled", name,
+                 Status.QUEUED, Status.BUILDING, Status.CHECKING))
+        return [f"{bot}@{version}" for bot, version in retired]
+
+    def authenticate(self, token: str) -> Participant:
+        """The participant whose token this is; Refused when nobody's, or disabled."""
+        if TOKEN_PATTERN.match(token) is None:
+            raise Refused(Refusal.UNAUTHENTICATED, "invalid token")
+        with self._errors("cannot read competition database"):
+            row = self._db.execute(
+                "SELECT name, disabled, created_at FROM participants WHERE token_sha256 = ?",
+                (digest(token),)).fetchone()
+        if row is None:
+            raise Refused(Refusal.UNAUTHENTICATED, "invalid token")
+        if row[1]:
+            raise Refused(Refusal.FORBIDDEN, f"participant {row[0]} is disabled")
+        return Participant(row[0], False, row[2])
+
+    # ------------------------------------------------------------ submissions
+
+    def add_submission(self, participant: str, bot: str, command: str, build: str | None,
+                       folder: str, *, per_day: int, max_pending: int) -> Submission:
+        """Queue an unpacked upload; Refused for another participant's bot name, a
+        participant over a limit, or frozen submissions."""
+        now = _now()
+        with self._write() as db:
+            if self._meta(db, "frozen") is not None:
+                raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
+            owner = db.execute("SELECT participant FROM bot_owners WHERE bot = ?",
+                               (bot,)).fetchone()
+            if owner is not None and owner[0] != participant:
+                raise Refused(Refusal.FORBIDDEN,
+                              f"bot name {bot!r} belongs to another participant")
+            today = db.execute(
+                "SELECT COUNT(*) FROM submissions WHERE participant = ? AND received_at > ?",
+                (participant, _stamp(now - timedelta(days=1)))).fetchone()[0]
+            if today >= per_day:
+                raise Refused(Refusal.TOO_MANY,
+                              f"limit reached: {per_day} submissions in 24 hours")
+            pending = db.execute(
+                "SELECT COUNT(*) FROM submissions WHERE participant = ? AND status IN (?, ?, ?)",
+                (participant, Status.QUEUED, Status.BUILDING, Status.CHECKING)).fetchone()[0]
+            if pending >= max_pending:
+                raise Refused(Refusal.TOO_MANY,
+                              f"limit reached: {max_pending} submissions waiting for their"
+                              " check; wait for one to finish")
+            if owner is None:
+                db.execute("INSERT INTO bot_owners(bot, participant) VALUES (?, ?)",
+                           (bot, participant))
+            cursor = db.execute(
+                "INSERT INTO submissions(participant, bot, command, build, status, folder,"
+                " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now)))
+            row_id = cursor.lastrowid
+            assert row_id is not None
+            return self._one(db, row_id)
+
+    @staticmethod
+    def _one(db: sqlite3.Connection, submission_id: int) -> Submission:
+        row = db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE id = ?",
+                         (submission_id,)).fetchone()
+        if row is None:
+            raise Refused(Refusal.NOT_FOUND, f"no submission {submission_id}")
+        return Submission(*row)
+
+    def submission(self, submission_id: int) -> Submission:
+        with self._errors("cannot read competition database"):
+            return self._one(self._db, submission_id)
+
+    def submissions(self, participant: str | None = None) -> list[Submission]:
+        """A participant's submissions (everyone's with None), newest first."""
+        where, args = ("WHERE participant = ?", (participant,)) if participant else ("", ())
+        with self._errors("cannot read competition database"):
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM submissions {where} ORDER BY id DESC", args).fetchall()
+        return [Submission(*row) for row in rows]
+
+    def folders(self) -> set[str]:
+        """The folders of every submission (any other folder is a leftover)."""
+        with self._errors("cannot read competition database"):
+            return {row[0] for row in self._db.execute("SELECT folder FROM submissions")}
+
+    def resume(self) -> list[Submission]:
+        """At start: send every submission interrupted in its build or check back to the
+        queue, or reject it after MAX_ATTEMPTS starts. The queued submissions, oldest
+        first."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE submissions SET status = ?, step = ?, output = ? WHERE status IN (?, ?)"
+                " AND attempts >= ?",
+                (Status.REJECTED, Step.INTERRUPTED,
+                 f"the server stopped during its build or check {MAX_ATTEMPTS} times",
+                 Status.BUILDING, Status.CHECKING, MAX_ATTEMPTS))
+            db.execute("UPDATE submissions SET status = ? WHERE status IN (?, ?)",
+                       (Status.QUEUED, Status.BUILDING, Status.CHECKING))
+            rows = db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE status = ?"
+                              " ORDER BY id", (Status.QUEUED,)).fetchall()
+        return [Submission(*row) for row in rows]
+
+    def start(self, submission_id: int, status: Status, *, first: bool = True) -> bool:
+        """Move a submission on to ``building`` or ``checking``; the ``first`` step of
+        its processing counts an attempt. False when it is no longer pending (its
+        participant was disabled meanwhile)."""
+        with self._write() as db:
+            attempt = 1 if first else 0
+            cursor = db.execute(
+                "UPDATE submissions SET status = ?, attempts = attempts + ? WHERE id = ?"
+                " AND status IN (?, ?, ?)",
+                (status, attempt, submission_id, Status.QUEUED, Status.BUILDING,
+                 Status.CHECKING))
+            return cursor.rowcount == 1
+
+    def reject(self, submission_id: int, step: Step, output: str) -> None:
+        with self._write() as db:
+            db.execute("UPDATE submissions SET status = ?, step = ?, output = ? WHERE id = ?"
+                       " AND status IN (?, ?, ?)",
+                       (Status.REJECTED, step, output, submission_id,
+                        Status.QUEUED, Status.BUILDING, Status.CHECKING))
+
+    def activate(self, submission_id: int, output: str, active_bots: int) -> Submission:
+        """The submission passed: it becomes ``name@N`` (N: one more than the bot's
+        versions so far), and its participant's oldest active bots beyond
+        ``active_bots`` retire. One transaction."""
+        with self._write() as db:
+            sub = self._one(db, submission_id)
+            if not sub.status.pending:
+                return sub
+            version = db.execute("SELECT COALESCE(MAX(version), 0) + 1 FROM submissions"
+                                 " WHERE bot = ?", (sub.bot,)).fetchone()[0]
+            db.execute("UPDATE submissions SET status = ?, version = ?, output = ?, step = NULL"
+                       " WHERE id = ?", (Status.ACTIVE, version, output, submission_id))
+            active = [row[0] for row in db.execute(
+                "SELECT id FROM submissions WHERE participant = ? AND status = ?"
+                " ORDER BY id DESC", (sub.participant, Status.ACTIVE))]
+            for old in active[active_bots:]:
+                db.execute("UPDATE submissions SET status = ? WHERE id = ?",
+                           (Status.RETIRED, old))
+            return self._one(db, submission_id)
+
+    def active(self) -> list[Submission]:
+        """The bots that play in the ladder, oldest first."""
+        with self._errors("cannot read competition database"):
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM submissions WHERE status = ? ORDER BY id",
+                (Status.ACTIVE,)).fetchall()
+        return [Submission(*row) for row in rows]
+
+    def finalists(self) -> list[Submission]:
+        """Each participant's latest bot in the ladder (the disabled ones have none)."""
+        latest: dict[str, Submission] = {}
+        for sub in self.active():  # oldest first: the last one of each participant wins
+            latest[sub.participant] = sub
+        return sorted(latest.values(), key=lambda s: s.participant)
+
+    # ------------------------------------------------------------ meta
+
+    @staticmethod
+    def _meta(db: sqlite3.Connection, key: str) -> str | None:
+        row = db.execute("SELECT value FROM competition_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def freeze(self) -> None:
+        """Close submissions (the finals): every later upload is refused."""
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
+                       " ('frozen', ?)", (_stamp(_now()),))
+
+    def set_paused(self, paused: bool) -> None:
+        """Keep whether the organizer paused the ladder, for the next start."""
+        with self._write() as db:
+            if paused:
+                db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
+                           " ('paused', ?)", (_stamp(_now()),))
+            else:
+                db.execute("DELETE FROM competition_meta WHERE key = 'paused'")
+
+    def paused(self) -> bool:
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "paused") is not None
+
+    def frozen(self) -> bool:
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "frozen") is not None

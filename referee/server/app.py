@@ -1,0 +1,227 @@
+"""The competition's HTTP API: a Starlette application, served by Hypercorn's trio worker
+in the same trio run as the ladder (:mod:`referee.server.serve`).
+
+Every answer is JSON. A refused request gets its HTTP status and ``{"error": "..."}``
+with a one-line message; tokens travel only in the ``Authorization: Bearer`` header,
+never in a URL, and are never logged. Everything that blocks (SQLite, unpacking,
+hashing) runs in a thread, so the ladder's clocks on the same event loop never wait.
+
+The pages (templates served by the same application) are added beside these routes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Final
+
+import trio
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from referee.competition.errors import Refusal, Refused
+from referee.competition.pipeline import accept_upload
+from referee.competition.records import Participant
+from referee.competition.tokens import digests_match
+from referee.server.state import ServerState
+
+__all__ = ["STATUS", "build_app"]
+
+#: The HTTP status of each refusal.
+STATUS: Final[dict[Refusal, int]] = {
+    Refusal.UNAUTHENTICATED: 401,
+    Refusal.FORBIDDEN: 403,
+    Refusal.NOT_FOUND: 404,
+    Refusal.TOO_LARGE: 413,
+    Refusal.BAD_UPLOAD: 400,
+    Refusal.TOO_MANY: 429,
+    Refusal.FROZEN: 409,
+}
+#: The form field of an upload sent as ``multipart/form-data``.
+ARCHIVE_FIELD: Final = "archive"
+_CHUNK: Final = 1 << 16
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def error(status: int, message: str) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _bearer(request: Request) -> str:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Refused(Refusal.UNAUTHENTICATED,
+                      "missing token: send it as the header 'Authorization: Bearer TOKEN'")
+    return token.strip()
+
+
+def _state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.competition
+    return state
+
+
+async def _participant(request: Request) -> Participant:
+    token = _bearer(request)
+    return await trio.to_thread.run_sync(_state(request).store.authenticate, token)
+
+
+def _organizer(request: Request) -> None:
+    if not digests_match(_bearer(request), _state(request).organizer_digest):
+        raise Refused(Refusal.FORBIDDEN, "this needs the organizer's token")
+
+
+async def competition(request: Request) -> Response:
+    state = _state(request)
+    frozen = await trio.to_thread.run_sync(state.store.frozen)
+    config = state.config
+    return JSONResponse({
+        "name": config.competition.name, "rules": config.competition.rules,
+        "table_sizes": list(config.ladder.table_sizes), "frozen": frozen,
+        "paused": state.paused(),
+        "limits": {"max_upload_mb": config.submissions.max_upload_mb,
+                   "per_day": config.submissions.per_day,
+                   "active_bots": config.submissions.active_bots},
+    })
+
+
+async def _receive(request: Request, limit: int) -> Path:
+    """The request's archive, written to a new file of ``incoming``; Refused when it
+    is larger than ``limit`` bytes (the rest is not read)."""
+    too_large = Refused(Refusal.TOO_LARGE, f"the upload is larger than {limit >> 20} MiB")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit + (1 << 16):
+        raise too_large
+    path = trio.Path(_state(request).workspace.incoming / f"{secrets.token_hex(16)}.upload")
+    received = 0
+    try:
+        async with await trio.open_file(path, "xb") as out:
+            if request.headers.get("content-type", "").startswith("multipart/form-data"):
+                form = await request.form(max_files=1, max_fields=4, max_part_size=limit)
+                part = form.get(ARCHIVE_FIELD)
+                if not isinstance(part, UploadFile):
+                    raise Refused(Refusal.BAD_UPLOAD,
+                                  f"the form has no file field named {ARCHIVE_FIELD!r}")
+                while chunk := await part.read(_CHUNK):
+                    received += len(chunk)
+                    if received > limit:
+                        raise too_large
+                    await out.write(chunk)
+            else:
+                async for chunk in request.stream():
+                    received += len(chunk)
+                    if received > limit:
+                        raise too_large
+                    await out.write(chunk)
+        if received == 0:
+            raise Refused(Refusal.BAD_UPLOAD, "the upload is empty")
+    except BaseException:
+        await path.unlink(missing_ok=True)
+        raise
+    return Path(path)
+
+
+async def submit(request: Request) -> Response:
+    state = _state(request)
+    participant = await _participant(request)
+    limit = state.config.submissions.max_upload_mb << 20
+    archive = await _receive(request, limit)
+    sub = await trio.to_thread.run_sync(
+        accept_upload, state.store, state.config, state.workspace, participant.name,
+        archive)
+    state.wake_pipeline()
+    return JSONResponse({"submission": sub.to_json()}, status_code=202,
+                        headers={"Location": f"/api/submissions/{sub.id}"})
+
+
+async def my_submissions(request: Request) -> Response:
+    state = _state(request)
+    participant = await _participant(request)
+    subs = await trio.to_thread.run_sync(state.store.submissions, participant.name)
+    return JSONResponse({"submissions": [s.to_json() for s in subs]})
+
+
+async def one_submission(request: Request) -> Response:
+    state = _state(request)
+    participant = await _participant(request)
+    raw = request.path_params["id"]
+    sub = await trio.to_thread.run_sync(state.store.submission, raw)
+    if sub.participant != participant.name:
+        raise Refused(Refusal.FORBIDDEN, f"submission {raw} belongs to another participant")
+    return JSONResponse({"submission": sub.to_json()})
+
+
+async def bots(request: Request) -> Response:
+    """The active bots, and the ladder's latest ratings of every bot."""
+    state = _state(request)
+    active = await trio.to_thread.run_sync(state.store.active)
+    return JSONResponse({
+        "active": [{"bot": s.entrant, "participant": s.participant} for s in active],
+        "ratings": state.ratings(),
+    })
+
+
+async def participants(request: Request) -> Response:
+    _organizer(request)
+    people = await trio.to_thread.run_sync(_state(request).store.participants)
+    return JSONResponse({"participants": [
+        {"name": p.name, "disabled": p.disabled, "created_at": p.created_at} for p in people]})
+
+
+async def pause(request: Request) -> Response:
+    _organizer(request)
+    await _state(request).set_paused(True)
+    return JSONResponse({"paused": True})
+
+
+async def resume(request: Request) -> Response:
+    _organizer(request)
+    await _state(request).set_paused(False)
+    return JSONResponse({"paused": False})
+
+
+def _refusals(handler: Handler) -> Handler:
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except Refused as exc:
+            return error(STATUS[exc.refusal], exc.message)
+    return wrapped
+
+
+async def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(exc.status_code, str(exc.detail))
+
+
+async def _internal_error(_request: Request, _exc: Exception) -> Response:
+    return error(500, "internal error of the server (its log says more)")
+
+
+def build_app(state: ServerState) -> Starlette:
+    routes: list[tuple[str, Handler, list[str]]] = [
+        ("/api/competition", competition, ["GET"]),
+        ("/api/submissions", submit, ["POST"]),
+        ("/api/submissions", my_submissions, ["GET"]),
+        ("/api/submissions/{id:int}", one_submission, ["GET"]),
+        ("/api/bots", bots, ["GET"]),
+        ("/api/participants", participants, ["GET"]),
+        ("/api/ladder/pause", pause, ["POST"]),
+        ("/api/ladder/resume", resume, ["POST"]),
+    ]
+    handlers: dict[int | type[Exception], Any] = {
+        HTTPException: _http_error, Exception: _internal_error}
+    app = Starlette(
+        routes=[Route(path, _refusals(handler), methods=methods)
+                for path, handler, methods in routes],
+        exception_handlers=handlers,
+    )
+    app.state.competition = state
+    return app

@@ -1,0 +1,103 @@
+"""``taki-referee serve``: one trio run holds the HTTP API (Hypercorn's trio worker), the
+submission pipeline and the ladder.
+
+Nothing here keeps state of its own: the database holds every participant, submission
+and game, so a server killed at any moment (even with SIGKILL) goes on where it was when
+the same command starts again.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from referee.competition.config import CompetitionConfig
+from referee.competition.errors import CompetitionError
+from referee.competition.pipeline import Workspace, run_pipeline
+from referee.competition.store import CompetitionStore
+from referee.competition.tokens import organizer_token
+from referee.core.specs import HardLimits
+from referee.server.app import build_app
+from referee.server.ladder_link import run_ladder_link
+from referee.server.state import ServerState
+from referee.shell.limits import LimitError, limit_backend
+from referee.shell.network import format_address
+from referee.shell.sandbox import SandboxError, bwrap_path
+
+__all__ = ["require_sandbox", "serve_competition"]
+
+#: A request's headers must arrive within this time (slow clients hold no worker long).
+READ_TIMEOUT_S: Final = 60
+
+
+def require_sandbox(config: CompetitionConfig) -> None:
+    """CompetitionError (one line) when bots cannot run in the sandbox with the
+    competition's limits on this host: every submitted bot runs only there."""
+    try:
+        bwrap_path()
+        box = config.sandbox
+        limit_backend().check(HardLimits(box.memory_mb, box.pids, box.cpu_percent or None))
+    except SandboxError:
+        raise CompetitionError(
+            "serve runs every bot in the sandbox, and bwrap is not installed: install"
+            " the Debian package bubblewrap (apt-get install bubblewrap)") from None
+    except LimitError as exc:
+        raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None
+
+
+async def serve_competition(
+    config: CompetitionConfig, db: Path, host: str, port: int, *,
+    say: Callable[[str], None] = print,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve the competition until cancelled (or until ``shutdown`` returns); started:
+    the address it listens on (``host:port``)."""
+    require_sandbox(config)
+    store = await trio.to_thread.run_sync(CompetitionStore, db)
+    try:
+        workspace = Workspace(config.files_dir(db))
+        await trio.to_thread.run_sync(workspace.create)
+        organizer, created = await trio.to_thread.run_sync(
+            organizer_token, config.organizer_token_path)
+        if created:
+            say(f"the organizer's token is in {config.organizer_token_path}")
+        send, receive = trio.open_memory_channel[None](1)
+        state = ServerState(config, store, workspace, organizer, send)
+        web = HypercornConfig()
+        listen = format_address(host, port)
+        web.bind = [listen]
+        web.accesslog = None  # no request lines: nothing of a request is ever logged
+        web.errorlog = "-"
+        web.read_timeout = READ_TIMEOUT_S
+        async with trio.open_nursery() as nursery:
+
+            async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:
+                try:
+                    await hypercorn_serve(build_app(state), web,  # type: ignore[arg-type]
+                                          shutdown_trigger=shutdown, task_status=task_status)
+                except* OSError as group:  # the address is taken, or not this machine's
+                    problem: BaseException = group
+                    while isinstance(problem, BaseExceptionGroup):
+                        problem = problem.exceptions[0]
+                    detail = getattr(problem, "strerror", None) or str(problem)
+                    raise CompetitionError(f"cannot listen on {listen}: {detail}") from None
+                nursery.cancel_scope.cancel()  # shut down: the rest stops with it
+
+            binds = await nursery.start(web_server)  # first: a taken port stops it all
+            ladder_changed = await nursery.start(run_ladder_link, state, db)
+            await nursery.start(run_pipeline, store, config, workspace, receive,
+                                ladder_changed)
+            address = binds[0].removeprefix("http://") if binds else listen
+            say(f"competition {config.competition.name!r}: serving on http://{address}"
+                f" (database {db}, files in {workspace.root})")
+            sys.stdout.flush()
+            task_status.started(address)
+    finally:
+        store.close()

@@ -1,0 +1,69 @@
+"""``participants`` and ``submit`` on the command line, without a server."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from served import bot_folder
+
+from referee.cli.main import main
+
+
+def test_participants_add_list_and_disable(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "c.sqlite")
+    assert main(["participants", "add", "alice", "--db", db]) == 0
+    out = capsys.readouterr().out
+    token = out.strip().splitlines()[-1]
+    assert re.fullmatch(r"[0-9a-f]{64}", token)
+    assert main(["participants", "add", "alice", "--db", db]) == 2
+    assert "participant 'alice' exists already" in capsys.readouterr().err
+    assert main(["participants", "list", "--db", db]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith("alice\tactive\t")
+    assert token not in listed
+    assert main(["participants", "disable", "alice", "--db", db]) == 0
+    assert "alice disabled" in capsys.readouterr().out
+    assert main(["participants", "list", "--db", db]) == 0
+    assert "\tdisabled\t" in capsys.readouterr().out
+    assert main(["participants", "disable", "nobody", "--db", db]) == 2
+    assert "no participant named 'nobody'" in capsys.readouterr().err
+
+
+def test_participants_refuse_another_programs_database(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE mine (x)").connection.commit()
+    assert main(["participants", "add", "alice", "--db", str(other)]) == 2
+    assert "not a taki-referee results database" in capsys.readouterr().err
+
+
+def test_submit_refuses_a_folder_it_cannot_send(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    folder = bot_folder(tmp_path / "bot")
+    os.symlink("/etc/passwd", folder / "passwd")
+    token = "0" * 64
+    assert main(["submit", "http://127.0.0.1:9", str(folder), "--token", token]) == 2
+    assert "links and special files cannot be uploaded" in capsys.readouterr().err
+    (folder / "passwd").unlink()
+    (folder / "bot.toml").unlink()
+    assert main(["submit", "http://127.0.0.1:9", str(folder), "--token", token]) == 2
+    assert "no bot.toml" in capsys.readouterr().err
+
+
+def test_submit_needs_a_token_and_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("TAKI_REFEREE_TOKEN", raising=False)
+    folder = bot_folder(tmp_path / "bot")
+    assert main(["submit", "http://127.0.0.1:9", str(folder)]) == 2
+    assert "submit needs your token" in capsys.readouterr().err
+    monkeypatch.setenv("TAKI_REFEREE_TOKEN", "0" * 64)
+    assert main(["submit", "http://127.0.0.1:9", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach http://127.0.0.1:9/api/submissions" in err
+    assert "0" * 64 not in err

@@ -1,0 +1,80 @@
+"""The submission pipeline after a stop: what a killed server left half-made is removed,
+and a submission it was building or checking is built and checked again, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import trio
+from served import bot_folder, targz
+
+from referee.competition.config import CompetitionConfig
+from referee.competition.pipeline import Workspace, accept_upload, run_pipeline
+from referee.competition.records import Status
+from referee.competition.store import CompetitionStore
+from referee.compliance.run import CheckSettings
+
+
+async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
+        tmp_path: Path) -> None:
+    config = CompetitionConfig(path=tmp_path / "competition.toml")
+    store = CompetitionStore(tmp_path / "c.sqlite")
+    store.add_participant("alice")
+    workspace = Workspace(tmp_path / "files")
+    workspace.create()
+    archive = workspace.incoming / "a.upload"
+    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
+    sub = accept_upload(store, config, workspace, "alice", archive)
+    assert not archive.exists()
+    # as a server killed during the check leaves it:
+    assert store.start(sub.id, Status.CHECKING)
+    (workspace.folder(sub) / "logs").mkdir()
+    (workspace.incoming / "half.upload").write_bytes(b"half an upload")
+    (workspace.uploads / "0123abcd").mkdir()  # unpacked, never stored
+    changed = trio.Event()
+    send, receive = trio.open_memory_channel[None](1)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run_pipeline, store, config, workspace, receive, changed.set)
+        assert list(workspace.incoming.iterdir()) == []
+        assert [p.name for p in workspace.uploads.iterdir()] == [sub.folder]
+        with trio.fail_after(60):
+            await changed.wait()
+        nursery.cancel_scope.cancel()
+    done = store.submission(sub.id)
+    assert done.status is Status.ACTIVE, done.output
+    assert (done.entrant, done.attempts) == ("rnd@1", 2)
+    assert [s.id for s in store.submissions()] == [sub.id]
+    send.close()
+
+
+async def test_a_scenario_that_fails_once_runs_again_before_a_rejection(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A loaded machine can make a sound bot miss a short limit once: only what fails
+    twice rejects the bot."""
+    from referee.competition import pipeline
+    from referee.compliance.outcome import BotReport, ScenarioOutcome
+
+    runs: list[frozenset[str]] = []
+
+    async def flaky_once(spec: object, settings: CheckSettings) -> BotReport:
+        runs.append(settings.only)
+        late = ScenarioOutcome("error-mid-game", "lifecycle", "exit within 200 ms",
+                               problem=None if runs[1:] else "still running after 200 ms")
+        fine = ScenarioOutcome("decide-play", "decide", "play a card")
+        outcomes = (late,) if settings.only else (late, fine)
+        return BotReport("rnd-check", "python random_bot.py", outcomes, 1.0)
+
+    monkeypatch.setattr(pipeline, "check_bot", flaky_once)
+    config = CompetitionConfig(path=tmp_path / "competition.toml")
+    store = CompetitionStore(tmp_path / "c.sqlite")
+    store.add_participant("alice")
+    workspace = Workspace(tmp_path / "files")
+    workspace.create()
+    archive = workspace.incoming / "a.upload"
+    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
+    sub = accept_upload(store, config, workspace, "alice", archive)
+    done = await pipeline.process(sub, store, config, workspace)
+    assert done.status is Status.ACTIVE
+    assert runs == [frozenset(), frozenset({"error-mid-game"})]
+    assert "error-mid-game on a second run" in done.output
