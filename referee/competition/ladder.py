@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -184,6 +184,31 @@ class LadderControl:
         """The live ratings, best first."""
         return self._ratings
 
+    # What the running ladder reads and sets (not the host's business).
+
+    @property
+    def active(self) -> Mapping[str, BotSpec]:
+        """The active bots by name."""
+        return self._bots
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def version(self) -> int:
+        """Bumped by every change of the active bots."""
+        return self._version
+
+    @property
+    def changed(self) -> trio.Event:
+        """Set at the next change of the bots, the pause or the stop."""
+        return self._changed
+
+    def publish(self, ratings: tuple[LiveRating, ...]) -> None:
+        """The ladder's newest live ratings."""
+        self._ratings = ratings
+
     def _poke(self) -> None:
         self._changed.set()
         self._changed = trio.Event()
@@ -276,7 +301,7 @@ class _Ladder:
                 self.pending[bot] += 1
 
     def _choose(self) -> Meeting | None:
-        active = self.control._bots
+        active = self.control.active
         size = next_size(self.settings.table_sizes, self.sizes, len(active))
         if size is None:
             return None
@@ -296,23 +321,23 @@ class _Ladder:
     def _ready_unit(self) -> WorkUnit | None:
         """The next unit of an open meeting whose bots are all active."""
         for units in self.queued.values():
-            if units and all(name in self.control._bots for name in units[0].games[0].seats):
+            if units and all(name in self.control.active for name in units[0].games[0].seats):
                 return units.pop(0)
         return None
 
     async def units(self) -> AsyncGenerator[WorkUnit, None]:
         control = self.control
-        while not control._stopping:
-            changed = control._changed
-            if self.registered != control._version:
-                self.registered = control._version
-                self.specs.update(control._bots)
-                entrants = [(b.name, b.display) for b in control._bots.values()]
+        while not control.stopping:
+            changed = control.changed
+            if self.registered != control.version:
+                self.registered = control.version
+                self.specs.update(control.active)
+                entrants = [(b.name, b.display) for b in control.active.values()]
                 await trio.to_thread.run_sync(self.store.register_bots, entrants,
                                               limiter=self.writer)
                 self._publish()
                 continue
-            if control._paused:
+            if control.paused:
                 await changed.wait()
                 continue
             unit = self._ready_unit()
@@ -360,14 +385,14 @@ class _Ladder:
 
     def _publish(self) -> None:
         beliefs = self.online.beliefs()
-        for name in self.control._bots:
+        for name in self.control.active:
             beliefs.setdefault(name, Belief())
         placement = self.settings.placement_games
         ratings = tuple(sorted(
             (LiveRating(name, b.mu, *b.interval, b.games, b.games >= placement,
-                        name in self.control._bots) for name, b in beliefs.items()),
+                        name in self.control.active) for name, b in beliefs.items()),
             key=lambda r: (-r.elo, r.bot)))
-        self.control._ratings = ratings
+        self.control.publish(ratings)
         if self.on_event is not None:
             self.on_event(RatingsChanged(ratings))
 

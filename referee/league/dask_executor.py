@@ -35,6 +35,7 @@ import itertools
 import math
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -268,10 +269,7 @@ class _Coordinator:
             while True:
                 while len(self.in_flight) + waiting < limit:
                     if self.retry:
-                        attempt = self.retry.pop()
-                        future = await self._submit(attempt)
-                        self.in_flight[future] = attempt
-                        future.add_done_callback(finished)
+                        await self._launch(self.retry.pop(), finished)
                     elif not exhausted and not waiting:
                         waiting += 1
                         asked.release()
@@ -284,15 +282,7 @@ class _Coordinator:
                     done = await receive.receive()
                 if isinstance(done, _NextUnit):
                     waiting -= 1
-                    if done.failure is not None:
-                        raise done.failure
-                    if done.unit is None:
-                        exhausted = True
-                    else:
-                        attempt = _Attempt(done.unit.name, list(done.unit.games))
-                        future = await self._submit(attempt)
-                        self.in_flight[future] = attempt
-                        future.add_done_callback(finished)
+                    exhausted = await self._take(done, finished)
                 elif done is not None and done in self.in_flight:
                     # (Not in flight: a stranded task that was re-submitted.)
                     await self._settle(done, self.in_flight.pop(done))
@@ -302,6 +292,21 @@ class _Coordinator:
                     self._check_connection()
                     await self._reroute_stranded()
                     next_check = trio.current_time() + POLL_S
+
+    async def _take(self, arrived: _NextUnit, finished: Callable[[Any], None]) -> bool:
+        """Launch the unit the source handed over; True when the source has no more."""
+        if arrived.failure is not None:
+            raise arrived.failure
+        if arrived.unit is None:
+            return True
+        await self._launch(_Attempt(arrived.unit.name, list(arrived.unit.games)), finished)
+        return False
+
+    async def _launch(self, attempt: _Attempt, finished: Callable[[Any], None]) -> None:
+        """Submit ``attempt``; ``finished`` hears of its task when it is done."""
+        future = await self._submit(attempt)
+        self.in_flight[future] = attempt
+        future.add_done_callback(finished)
 
     def _check_connection(self) -> None:
         if self.client.status not in ("running", "connecting"):

@@ -97,9 +97,6 @@ and the rest of its session) to die after the kill (see :meth:`BotProcess.kill`)
 _TAIL_BYTES: Final = 8192
 
 
-# --------------------------------------------------------------------------- commands
-
-
 def describe_exit_status(returncode: int | None) -> str:
     """Human-readable form of a return code, e.g. ``killed by signal SIGSEGV``."""
     if returncode is None:
@@ -166,6 +163,9 @@ class BotProcess:
         process: trio.Process,
         log: BinaryIO | None,
         stderr_cap_bytes: int,
+        *,
+        guard: GroupGuard | None = None,
+        cgroup: CgroupHandle | None = None,
     ) -> None:
         stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
         assert stdin is not None and stdout is not None and stderr is not None
@@ -194,8 +194,10 @@ class BotProcess:
         self._watch_scope = trio.CancelScope(shield=True)
         self._closed = False
         self._returncode: int | None = None
-        self._guard: GroupGuard | None = None
-        self._cgroup: CgroupHandle | None = None
+        #: The watchdog that kills the bot's group if the referee dies (None: none could
+        #: be started).
+        self.guard = guard
+        self._cgroup = cgroup
 
     def __repr__(self) -> str:
         return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
@@ -356,8 +358,8 @@ class BotProcess:
         :data:`GROUP_EXIT_WAIT_S`, for all of it to die. Idempotent.
         """
         await self._kill_and_reap()
-        if self._guard is not None:
-            self._guard.disarm()
+        if self.guard is not None:
+            self.guard.disarm()
 
     # ----------------------------------------------------------------- internals
 
@@ -412,7 +414,8 @@ class BotProcess:
                 return
             await trio.sleep(0.002)
 
-    def _start_services(self, nursery: trio.Nursery) -> None:
+    def start_services(self, nursery: trio.Nursery) -> None:
+        """Drain stderr and watch for the exit, in tasks of ``nursery`` that never raise."""
         nursery.start_soon(self._pump_stderr, name=f"bot {self.pid} stderr")
         nursery.start_soon(self._watch_exit, name=f"bot {self.pid} exit watcher")
 
@@ -473,13 +476,13 @@ class BotProcess:
                 log.close()
 
     @trio.lowlevel.enable_ki_protection
-    async def _shutdown(self) -> None:
+    async def aclose(self) -> None:
         """Kill the group, reap the bot, stop the service tasks. Idempotent."""
         if self._closed:
             return
         await self._kill_and_reap()
-        if self._guard is not None:
-            await self._guard.close()
+        if self.guard is not None:
+            await self.guard.close()
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()
         self._pump_scope.cancel()

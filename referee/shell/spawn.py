@@ -28,6 +28,7 @@ from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
 from referee.shell.sandbox import SandboxError, WrappedBotProcess
 from referee.shell.sandbox import launch as bot_launch
+from referee.shell.services import service_nursery
 
 __all__ = ["open_bot_process", "rlimits"]
 
@@ -170,31 +171,15 @@ async def open_bot_process(
         start.close()  # the bot's process has its copies (pass_fds)
 
     bot = (WrappedBotProcess if start.wrapped else BotProcess)(
-        command, process, log, stderr_cap_bytes)
-    bot._guard = guard
-    bot._cgroup = cgroup
-    raised: BaseException | None = None
-    unwrapped = False
+        command, process, log, stderr_cap_bytes, guard=guard, cgroup=cgroup)
     try:
-        async with trio.open_nursery() as nursery:
-            bot._start_services(nursery)
+        async with service_nursery() as nursery:
+            bot.start_services(nursery)
             try:
                 yield bot
-            except BaseException as exc:
-                raised = exc
-                raise
             finally:
                 with trio.CancelScope(shield=True):
-                    await bot._shutdown()
-    except BaseExceptionGroup as group:
-        # The service tasks never raise, so the nursery's group can only
-        # wrap what the body raised: hand that back unwrapped.
-        if raised is None or len(group.exceptions) != 1 or group.exceptions[0] is not raised:
-            raise
-        unwrapped = True
+                    await bot.aclose()
     finally:
         with trio.CancelScope(shield=True):  # no-op unless the nursery failed to open
-            await bot._shutdown()
-    if unwrapped:
-        assert raised is not None
-        raise raised
+            await bot.aclose()

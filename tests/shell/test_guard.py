@@ -54,7 +54,7 @@ async def main():
         line = b""
         while not line.endswith(b"\\n"):
             line += await bot.receive_some()
-        print(line.decode().strip(), bot._guard.pid, bot.pid, flush=True)
+        print(line.decode().strip(), bot.guard.pid, bot.pid, flush=True)
         await trio.sleep(600)
 
 trio.run(main)
@@ -291,7 +291,7 @@ async def test_a_bot_runs_unguarded_when_its_guard_cannot_start(
     monkeypatch.setattr(trio.lowlevel, "open_process", no_shell)
     code = "import sys; print(sys.stdin.readline().strip(), flush=True)"
     async with open_bot_process(BotCommand((sys.executable, "-c", code))) as bot:
-        assert bot._guard is None
+        assert bot.guard is None
         await bot.send(b"hello\n")
         line = b""
         with trio.fail_after(10):
