@@ -98,7 +98,7 @@ async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -
         [outcome] = await play([hostile("spinner", "80", "nice"), RANDOM], tmp_path, time)
     assert outcome.infra == ()
     forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
-    assert forfeit is not None and forfeit[0] == "timeout"
+    assert forfeit is not None and forfeit.reason == "timeout"
 
 
 async def test_a_bot_that_forks_busy_loops_buys_no_void(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ async def test_a_bot_that_forks_busy_loops_buys_no_void(tmp_path: Path) -> None:
     assert outcome.infra == ()
     seats = {s.bot: s for s in outcome.seats}
     assert seats["hostile"].forfeit is not None
-    assert seats["hostile"].forfeit[0] == "timeout"
+    assert seats["hostile"].forfeit.reason == "timeout"
     # Its timed-out answer counts in its time use, at its allowance, as a near miss.
     assert seats["hostile"].time.times_ms[-1] == 300.0
     assert seats["hostile"].time.near_misses >= 1
@@ -126,8 +126,8 @@ async def test_a_sleeping_bot_under_the_cpu_basis_times_out_at_the_wall_cap(
     [outcome] = await play([hostile("sleepy", "2000"), RANDOM], tmp_path, time)
     assert outcome.infra == ()
     forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
-    assert forfeit is not None and forfeit[0] == "timeout"
-    assert "of wall time" in forfeit[1]
+    assert forfeit is not None and forfeit.reason == "timeout"
+    assert "of wall time" in forfeit.detail
 
 
 async def test_the_cpu_basis_charges_cpu_time_not_waiting(tmp_path: Path) -> None:
@@ -161,5 +161,5 @@ async def test_the_cpu_basis_catches_a_bot_that_overruns_its_cpu_time(tmp_path: 
     time = TimeControl(move_ms=50, reaction_ms=50, startup_ms=30_000, time_basis=TimeBasis.CPU)
     [outcome] = await play([hostile("spinner", "300"), RANDOM], tmp_path, time)
     forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
-    assert forfeit is not None and forfeit[0] == "timeout"
+    assert forfeit is not None and forfeit.reason == "timeout"
     assert outcome.infra == ()
