@@ -44,7 +44,7 @@ from referee.core.fairness import Blame, WaitFigures, judge
 from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
 from referee.core.margins import EXIT_SEEN_MS, GOODBYE_MS, SHUTDOWN_WAIT_MS, scaled_s
 from referee.core.specs import BotSpec
-from referee.shell.cputime import CpuMeter, load_per_cpu
+from referee.shell.cputime import CpuMeter, host_sample, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process
 from referee.shell.waits import WALL_CHECK_SHARE, WaitWatch
@@ -300,7 +300,7 @@ class BotConnection:
         now = trio.current_time()
         elapsed_ms = (now - start) * 1000
         if watch is not None and now > deadline:
-            self._watched_end(watch, start, deadline, answered=True)
+            await self._watched_end(watch, start, deadline, answered=True)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms
@@ -318,23 +318,27 @@ class BotConnection:
         short_s = span_s * WALL_CHECK_SHARE - watch.watched_s()
         if short_s > 0 and not waiting:
             await trio.sleep(short_s)
-        self._watched_end(watch, start, deadline, answered=waiting)
+        await self._watched_end(watch, start, deadline, answered=waiting)
 
     def _starved(self, grace_ms: int) -> bool:
         """Whether the figures of the last wait show a bot starved of CPU."""
         figures = self.last_wait
         return figures is not None and judge(figures, grace_ms) is Blame.STARVED
 
-    def _watched_end(
+    async def _watched_end(
         self, watch: WaitWatch | None, start: float, deadline: float, answered: bool = False
     ) -> None:
-        """Keep the figures of a wait that ended late in :attr:`last_wait`."""
+        """Keep the figures of a wait that ended late in :attr:`last_wait`. The final
+        samples scan ``/proc`` (milliseconds on a busy host): they are taken in a
+        thread, so that the other games' clocks do not wait for them."""
         if watch is None:
             return
         now = trio.current_time()
         waiting = answered or self.codec.buffered or self.process.readable_now()
-        self.last_wait = watch.finish(
-            (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting)
+        host = host_sample()  # here: the referee's own wait for a CPU is this thread's
+        self.last_wait = await trio.to_thread.run_sync(
+            watch.finish, (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting,
+            host)
 
     async def _cpu_request(
         self,

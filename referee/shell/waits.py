@@ -54,12 +54,12 @@ class WaitWatch:
         self._mine = None if self.meter is None else self.meter.tree_sample()
         self._others = [m.quick() for m in self.others]
 
-    def finish(self, wait_ms: float, late_ms: float, answer_waiting: bool) -> WaitFigures:
+    def finish(self, wait_ms: float, late_ms: float, answer_waiting: bool,
+               host: HostSample) -> WaitFigures:
         """The figures of the wait, which ended ``wait_ms`` after the request was sent
-        and ``late_ms`` after its deadline (0 when it ended in time)."""
-        self.begin()
-        assert self._host is not None
-        host = host_sample()
+        and ``late_ms`` after its deadline (0 when it ended in time); ``host`` was
+        sampled when it ended, by the referee's thread. May run in another thread."""
+        assert self._host is not None, "finish() of a wait that was not begun"
         window_ms = max(0.0, (host.at - self._host.at) * 1000)
         cpu = delay = None
         runnable = lowered = False
