@@ -300,7 +300,7 @@ class BotConnection:
         now = trio.current_time()
         elapsed_ms = (now - start) * 1000
         if watch is not None and now > deadline:
-            await self._watched_end(watch, start, deadline, answered=True)
+            await self._watched_end(watch, start, deadline, answered=True, read_late=True)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms
@@ -326,11 +326,13 @@ class BotConnection:
         return figures is not None and judge(figures, grace_ms) is Blame.STARVED
 
     async def _watched_end(
-        self, watch: WaitWatch | None, start: float, deadline: float, answered: bool = False
+        self, watch: WaitWatch | None, start: float, deadline: float, answered: bool = False,
+        read_late: bool = False,
     ) -> None:
-        """Keep the figures of a wait that ended late in :attr:`last_wait`. The final
-        samples scan ``/proc`` (milliseconds on a busy host): they are taken in a
-        thread, so that the other games' clocks do not wait for them."""
+        """Keep the figures of a wait that ended late in :attr:`last_wait`: by its timer,
+        or ``read_late``, by an answer read after the deadline. The final samples scan
+        ``/proc`` (milliseconds on a busy host): they are taken in a thread, so that the
+        other games' clocks do not wait for them."""
         if watch is None:
             return
         now = trio.current_time()
@@ -338,7 +340,7 @@ class BotConnection:
         host = host_sample()  # here: the referee's own wait for a CPU is this thread's
         self.last_wait = await trio.to_thread.run_sync(
             watch.finish, (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting,
-            host)
+            host, read_late)
 
     async def _cpu_request(
         self,
@@ -364,6 +366,7 @@ class BotConnection:
                 watch.begin()
             used = meter.quick().since(before)
             if used > deadline_ms:
+                self.last_wait = None  # its own CPU time: not the machine's doing
                 raise BotTimeout(f"used {used:.0f} ms of CPU time, allowed"
                                  f" {message.deadline_ms} ms") from None
             if trio.current_time() >= cap:
@@ -374,6 +377,7 @@ class BotConnection:
                         # so it is waited for, up to CPU_STARVED_CAP times its deadline.
                         starved_cap = start + min(deadline_ms * CPU_STARVED_CAP, MAX_MS) / 1000
                         if trio.current_time() < starved_cap:
+                            self.last_wait = None
                             watch = WaitWatch(meter, watch.others)
                             watch.begin()
                             cap = min(trio.current_time() + cap_ms / 1000, starved_cap)

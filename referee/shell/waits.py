@@ -55,10 +55,15 @@ class WaitWatch:
         self._others = [m.quick() for m in self.others]
 
     def finish(self, wait_ms: float, late_ms: float, answer_waiting: bool,
-               host: HostSample) -> WaitFigures:
+               host: HostSample, read_late: bool = False) -> WaitFigures:
         """The figures of the wait, which ended ``wait_ms`` after the request was sent
         and ``late_ms`` after its deadline (0 when it ended in time); ``host`` was
-        sampled when it ended, by the referee's thread. May run in another thread."""
+        sampled when it ended, by the referee's thread. May run in another thread.
+
+        The referee's lateness: when its timer ended the wait, how late the timer ran.
+        When it read an answer after the deadline (``read_late``), the answer may have
+        come in time only if the referee was kept from reading it, so its lateness is
+        at most how long its thread waited for a CPU over the window."""
         assert self._host is not None, "finish() of a wait that was not begun"
         window_ms = max(0.0, (host.at - self._host.at) * 1000)
         cpu = delay = None
@@ -76,7 +81,8 @@ class WaitWatch:
             cpu_ms=None if cpu is None else round(cpu, 1),
             run_delay_ms=None if delay is None else round(delay, 1),
             others_cpu_ms=others,
-            referee_late_ms=max(late_ms, host.referee_delay_since(self._host)),
+            referee_late_ms=min(late_ms, host.referee_delay_since(self._host)) if read_late
+            else late_ms,
             answer_waiting=answer_waiting,
             runnable=runnable,
             lowered_priority=lowered,

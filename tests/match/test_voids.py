@@ -157,6 +157,19 @@ async def test_the_cpu_basis_waits_for_a_starved_bot_instead_of_voiding(
     assert seats["hostile"].time.max is not None and seats["hostile"].time.max <= 55
 
 
+async def test_a_starved_bot_that_overruns_its_cpu_time_forfeits(tmp_path: Path) -> None:
+    """Waited for past its wall-time cap because the machine starved it, a bot that
+    then uses more CPU time than it has forfeits: the void the starvation would have
+    been is not left behind."""
+    time = TimeControl(move_ms=50, reaction_ms=50, startup_ms=30_000, time_basis=TimeBasis.CPU)
+    with busy_machine(8 * CPUS):
+        [outcome] = await play([hostile("spinner", "300"), RANDOM], tmp_path, time)
+    assert outcome.infra == ()
+    forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
+    assert forfeit is not None and forfeit.reason == "timeout"
+    assert "of CPU time" in forfeit.detail  # over its limit, or all of it used at the cap
+
+
 async def test_the_cpu_basis_catches_a_bot_that_overruns_its_cpu_time(tmp_path: Path) -> None:
     time = TimeControl(move_ms=50, reaction_ms=50, startup_ms=30_000, time_basis=TimeBasis.CPU)
     [outcome] = await play([hostile("spinner", "300"), RANDOM], tmp_path, time)
