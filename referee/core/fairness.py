@@ -12,7 +12,8 @@ A timeout is an **infrastructure fault** when
   for a CPU): at least :data:`RUNNABLE_SHARE` of it by the kernel's count, or at both
   ends of it on a host whose CPUs were in demand (some task waited for a CPU at least
   :data:`BUSY_PRESSURE` of the time, or, where the kernel does not tell, the load per
-  CPU was above 1); or
+  CPU was above 1); or its answer came late by less than its processes waited for a
+  CPU over the window (without those waits it was in time); or
 * the **referee was late**: it ran more than its margin (:func:`late_margin_ms`) after
   the deadline or after the bot's answer could be read, and the answer was waiting;
 
@@ -110,6 +111,8 @@ class WaitFigures:
     referee_late_ms: float = attrs.field(default=0.0, converter=_ms)
     #: Whether the bot's answer (or its first bytes) waited when the referee gave up.
     answer_waiting: bool = False
+    #: For an answer read after its deadline: how late (None: no answer came).
+    answer_late_ms: float | None = None
     #: The host's load over one minute per CPU, and the share of the window some task
     #: waited for a CPU (``/proc/pressure/cpu``), when the host tells.
     load_per_cpu: float | None = None
@@ -153,13 +156,18 @@ def judge(figures: WaitFigures, grace_ms: int) -> Blame:
         return Blame.REFEREE_LATE
     if own is None or figures.run_delay_ms is None:
         return Blame.BOT
-    if own >= STARVED_CPU_SHARE * window or figures.lowered_priority:
+    if figures.lowered_priority:
         return Blame.BOT
     # The kernel counts a wait for a CPU when it ends, so the waits counted over the
     # window began after the request, not necessarily in the window: one thread's CPU
     # time and waits add up to at most the whole wait.
     if own + figures.run_delay_ms > GAME_CPU_SHARE * max(window, figures.wait_ms):
         return Blame.BOT  # it wanted more than a CPU: its threads crowded each other
+    late = figures.answer_late_ms
+    if late is not None and figures.run_delay_ms > late:
+        return Blame.STARVED  # without its waits for a CPU, the answer was in time
+    if own >= STARVED_CPU_SHARE * window:
+        return Blame.BOT
     if own + figures.run_delay_ms >= RUNNABLE_SHARE * window:
         return Blame.STARVED
     if figures.runnable and _host_busy(figures):

@@ -84,6 +84,7 @@ class WaitWatch:
             referee_late_ms=min(late_ms, host.referee_delay_since(self._host)) if read_late
             else late_ms,
             answer_waiting=answer_waiting,
+            answer_late_ms=round(late_ms, 1) if read_late else None,
             runnable=runnable,
             lowered_priority=lowered,
             load_per_cpu=host.load_per_cpu,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from referee.core.fairness import Blame, InfraEvent, WaitFigures, judge, late_margin_ms
 
 
@@ -98,3 +100,18 @@ def test_an_event_round_trips_through_json() -> None:
     assert InfraEvent.from_json(event.to_json()) == event
     assert "starved of CPU" in event.describe()
     assert "load 9.0 per CPU" in event.describe()
+
+
+def test_an_answer_late_by_less_than_its_waits_for_a_cpu_was_starved() -> None:
+    """A bot that slept until just before its deadline, then waited 40 ms for a CPU and
+    answered 15 ms late, would have been in time without the wait."""
+    delayed = figures(cpu_ms=3.0, run_delay_ms=40.0, answer_late_ms=15.0, window_ms=120.0,
+                      wait_ms=220.0)
+    assert judge(delayed, grace_ms=5) is Blame.STARVED
+    # Late by more than it waited: its own doing.
+    assert judge(figures(cpu_ms=3.0, run_delay_ms=10.0, answer_late_ms=15.0,
+                         window_ms=120.0, wait_ms=220.0), grace_ms=5) is Blame.BOT
+    # A bot that lowered its priority, or crowded itself, is never starved.
+    assert judge(attrs.evolve(delayed, lowered_priority=True), grace_ms=5) is Blame.BOT
+    assert judge(attrs.evolve(delayed, run_delay_ms=400.0, answer_late_ms=300.0),
+                 grace_ms=5) is Blame.BOT
