@@ -68,11 +68,11 @@ class Figures:
                 f" {self.overrun_games}; voided: {self.voided_share:.1f}%")
 
 
-def league_file(folder: Path, deals: int, move_ms: int, basis: str | None) -> Path:
+def league_file(folder: Path, kind: str, deals: int, move_ms: int, basis: str | None) -> Path:
     basis_line = f'time_basis = "{basis}"\n' if basis else ""
     bots = "".join(f'\n[[bots]]\nname = "{name}"\ncommand = "python {BOT} {share}"\n'
                    for name, share in SHARES.items())
-    path = folder / f"league-{basis or 'wall'}.toml"
+    path = folder / f"league-{kind}.toml"
     path.write_text(f"""\
 [league]
 table_size = 2
@@ -164,8 +164,9 @@ def main() -> int:
                         str(baseline), args.baseline], check=True)
         try:
             leagues = {
-                "baseline": (baseline, league_file(root, args.deals, args.move_ms, None)),
-                "current": (REPO, league_file(root, args.deals, args.move_ms,
+                "baseline": (baseline, league_file(root, "baseline", args.deals, args.move_ms,
+                                                   None)),
+                "current": (REPO, league_file(root, "current", args.deals, args.move_ms,
                                               args.current_basis)),
             }
             print(f"{cpus} CPUs; {args.deals} deals a league; {args.move_ms} ms a request;"
