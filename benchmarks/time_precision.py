@@ -104,11 +104,11 @@ class Recorder:
         samples = self.samples
 
         async def request(
-            conn: BotConnection, message: Decide | React, deadline_ms: int
+            conn: BotConnection, message: Decide | React, deadline_ms: int, **options: Any
         ) -> Any:
             start = trio.current_time()
             try:
-                answer, elapsed = await original(conn, message, deadline_ms)
+                answer, elapsed = await original(conn, message, deadline_ms, **options)
             except BotTimeout:
                 # The referee stopped waiting: how far past the limit that happened.
                 past = (trio.current_time() - start) * 1000 - message.deadline_ms

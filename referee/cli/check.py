@@ -18,6 +18,7 @@ from referee.compliance.run import CheckSettings, check_bot, scenario_catalogue
 from referee.config.bot_commands import parse_bot_arg, unique_names
 from referee.core.clock import TimeControl
 from referee.core.errors import UsageError
+from referee.core.margins import check_slack
 from referee.core.specs import BotSpec
 
 EXIT_FAILED = 1
@@ -108,7 +109,12 @@ async def run_check_command(args: argparse.Namespace, time: TimeControl) -> int:
             raise UsageError(f"bot {bot.name}: check starts the bot itself; give its command")
     bots = sandboxed_bots(args, bots)
     require_directories(("--log-dir", args.log_dir))
-    settings = CheckSettings(time=time, log_dir=args.log_dir, only=_scenarios(args))
+    try:
+        slack = check_slack(args.slack)
+    except ValueError as exc:
+        raise UsageError(f"--slack: {exc}") from None
+    settings = CheckSettings(time=time, log_dir=args.log_dir, only=_scenarios(args),
+                             slack=slack)
     console = Console()
     reports: list[BotReport] = []
     for bot in bots:

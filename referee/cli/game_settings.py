@@ -20,6 +20,7 @@ def time_control(args: argparse.Namespace) -> TimeControl:
             increment_ms=args.increment_ms,
             reaction_ms=args.reaction_ms,
             startup_ms=args.startup_ms,
+            time_basis=args.time_basis,
         )
     except (TypeError, ValueError) as exc:
         raise UsageError(f"bad time control: {exc}") from None

@@ -51,12 +51,17 @@ class Standings:
     times: dict[str, TimeUse] = attrs.field(factory=dict)
     retired: frozenset[str] = frozenset()
     include_retired: bool = False
+    #: Games voided every time they were played (no result), and the plays of games
+    #: that infrastructure faults voided (docs/leagues.md, "Voided games").
+    voided: int = 0
+    void_plays: int = 0
 
     @classmethod
     def read(cls, store: ResultStore, report: RatingReport | None,
              include_retired: bool = False) -> Standings:
         return cls(report, store.game_count(), store.forfeit_counts(), store.time_use(),
-                   frozenset(store.retired()), include_retired)
+                   frozenset(store.retired()), include_retired, store.voided_count(),
+                   len(store.infra_events()))
 
     def shown(self) -> list[BotRating]:
         """The rated bots to show, best first."""
@@ -88,13 +93,15 @@ class Standings:
             if self.include_retired:
                 entry["retired"] = bot.name in self.retired
             ratings.append(entry)
-        return {"games": self.games, "ratings": ratings, "forfeits": self.forfeits}
+        return {"games": self.games, "ratings": ratings, "forfeits": self.forfeits,
+                "voided": self.voided, "void_plays": self.void_plays}
 
 
 def print_leaderboard(console: Console, standings: Standings, crosstable: bool = False) -> None:
     caption = None if standings.report is None else (
         f"Elo from the {MODEL_TITLES[standings.report.model]} fit")
-    table = Table(title=f"Leaderboard ({standings.games} games)", caption=caption)
+    voided = f", {standings.voided} voided" if standings.voided else ""
+    table = Table(title=f"Leaderboard ({standings.games} games{voided})", caption=caption)
     add_columns(table, ("#", "bot", "Elo", "95% CI", "games", "score", "forfeits"),
                 left=("bot", "forfeits"))
     shown = standings.shown()
@@ -106,6 +113,10 @@ def print_leaderboard(console: Console, standings: Standings, crosstable: bool =
                       str(bot.games), f"{bot.score:.3f}", lost or "-",
                       *time_cells(standings.times.get(bot.name, TimeUse())))
     console.print(table)
+    if standings.void_plays:
+        console.print(f"{standings.void_plays} plays voided by infrastructure faults (timeouts"
+                      f" the machine caused), {standings.voided} games voided every time",
+                      highlight=False)
     hidden = standings.hidden()
     if hidden:
         console.print(f"retired, not shown (--include-retired): {', '.join(hidden)}",

@@ -125,6 +125,8 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         raise UsageError("--games must be at least 1")
     if args.strikes < 1:
         raise UsageError("--strikes must be at least 1")
+    if args.void_replays < 0:
+        raise UsageError("--void-replays must be at least 0")
     require_deal(rules, len(bots))
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)
@@ -140,6 +142,7 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         replay_dir=args.replay_dir,
         log_dir=args.log_dir,
         master_seed=seed,
+        void_replays=args.void_replays,
     )
     outcomes: list[GameOutcome] = []
     tally = FaultTally()
@@ -148,11 +151,13 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     def result(interrupted: bool) -> dict[str, Any]:
         """What ``--json`` prints: the games played so far, in the schedule's order."""
         played = sorted(outcomes, key=lambda o: order[o.game.game_id])
+        voided = sum(o.voided for o in played)
         out: dict[str, Any] = {"seed": seed, "interrupted": interrupted,
-                               "games": [o.to_json() for o in played]}
+                               "games": [o.to_json() for o in played],
+                               "voided": voided, "void_plays": tally.void_plays}
         if args.series:
             out["series"] = [s.to_json() for s in series_results(
-                o.series_game() for o in played)]
+                o.series_game() for o in played if not o.voided)]
         return out
 
     def interrupted() -> None:

@@ -210,8 +210,17 @@ class FaultTally:
     the commands print after their results, one line per bot that faulted."""
 
     bots: dict[str, _BotFaults] = attrs.field(factory=dict)
+    #: Plays of games voided by an infrastructure fault (played again), and games voided
+    #: every time (no result), with the last event's description.
+    void_plays: int = 0
+    voided_games: int = 0
+    last_void: str = ""
 
     def add(self, outcome: GameOutcome) -> None:
+        self.void_plays += len(outcome.infra)
+        self.voided_games += outcome.voided
+        if outcome.infra:
+            self.last_void = outcome.infra[-1].describe()
         for seat in outcome.seats:
             if seat.forfeit is None:
                 continue
@@ -248,9 +257,22 @@ class FaultTally:
             out.append(text)
         return out
 
+    def void_line(self) -> str | None:
+        """What infrastructure faults cost the run, when they cost anything."""
+        if not self.void_plays:
+            return None
+        plays = f"{self.void_plays} play{'s' if self.void_plays != 1 else ''}"
+        games = f"{self.voided_games} game{'s' if self.voided_games != 1 else ''}"
+        return (f"{plays} voided by infrastructure faults (timeouts the machine caused) and"
+                f" played again; {games} voided every time, without a result"
+                f" (last: {self.last_void})")
+
     def print(self, stored: Mapping[str, Mapping[str, int]] | None = None,
               log_dir: Path | None = None) -> None:
         """The lines on standard error, each marked as a fault."""
         err = Console(stderr=True, soft_wrap=True, highlight=False)
         for line in self.lines(stored, log_dir):
             err.print(f"[yellow]fault[/]: {escape(line)}")
+        void = self.void_line()
+        if void is not None:
+            err.print(f"[yellow]infrastructure[/]: {escape(void)}")

@@ -32,6 +32,14 @@ def _time_args(parser: argparse.ArgumentParser) -> None:
                        help="limit for a +3 Breaker reaction (default 1000)")
     group.add_argument("--startup-ms", type=int, default=10_000,
                        help="limit for a bot's start-up handshake (default 10000)")
+    group.add_argument("--time-basis", choices=("wall", "cpu"), default="wall",
+                       help="what the limits measure: wall time (default), or the CPU time"
+                            " of the bot's processes with a wall-time cap of 10 times the"
+                            " limit (for crowded machines; docs/leagues.md, 'Time basis')")
+    group.add_argument("--void-replays", type=int, default=2, metavar="N",
+                       help="play a game voided by an infrastructure fault (a timeout the"
+                            " machine caused) again up to N times (default 2); past that it"
+                            " is counted as voided, never as a loss")
 
 
 def _rules_args(parser: argparse.ArgumentParser) -> None:
@@ -204,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--log-dir", type=Path, default=Path("logs"),
                        help="bot stderr logs (default ./logs)")
     check.add_argument("--json", action="store_true", help="print the outcomes as JSON")
+    check.add_argument("--slack", type=float, default=1.0, metavar="FACTOR",
+                       help="multiply the fixed waits (a bot's exit after shutdown, error or"
+                            " the end of its input; docs/check.md) by FACTOR, on top of the"
+                            " host's load per CPU, which they always follow (default 1)")
     _time_args(check)
     add_sandbox_args(check)
 

@@ -58,6 +58,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
     seed = master_seed(args)
     settings = MatchSettings(
         rules=rules, time=time, log_dir=args.log_dir, master_seed=seed,
+        void_replays=args.void_replays,
         replay_dir=args.replay_dir,
         replays_lost_by=new.name if args.replays == "lost" else None,
     )
@@ -122,6 +123,7 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
             "ci95": [round(x, 1) for x in estimate.ci95],
             "los": round(estimate.los, 4),
             "forfeits": outcome.forfeits,
+            "voided": outcome.voided,
             "seed": seed,
         })
     else:
@@ -150,6 +152,8 @@ class GameScore:
     draws: int = 0
 
     def add(self, outcome: GameOutcome) -> None:
+        if outcome.voided:
+            return
         points = game_score(outcome, self.new)
         if points == 1.0:
             self.wins += 1

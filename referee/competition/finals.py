@@ -126,7 +126,7 @@ async def run_finals(
     def landed(outcome: GameOutcome) -> None:
         nonlocal stored
         stored += 1
-        if on_game is not None:
+        if on_game is not None and not outcome.voided:  # a voided game has no result
             seats = sorted(outcome.seats, key=lambda s: s.seat)
             event = GameLanded(outcome.game.game_id, tuple(s.bot for s in seats),
                                tuple(s.place for s in seats), stored)

@@ -366,13 +366,17 @@ class _Ladder:
     def _landed(self, outcome: GameOutcome) -> str | None:
         """Rate a stored game and tell the host; the meeting it finished, if it did."""
         self.stored_count += 1
-        seats = sorted(outcome.seats, key=lambda s: s.seat)
-        self.online.update({s.bot: s.place for s in seats})
-        for seat in seats:
-            self.pending[seat.bot] -= 1
-        if self.on_event is not None:
-            self.on_event(GameLanded(outcome.game.game_id, tuple(s.bot for s in seats),
-                                     tuple(s.place for s in seats), self.stored_count))
+        if outcome.voided:  # stored without a result: nothing to rate or to show
+            for bot in outcome.game.seats:
+                self.pending[bot] -= 1
+        else:
+            seats = sorted(outcome.seats, key=lambda s: s.seat)
+            self.online.update({s.bot: s.place for s in seats})
+            for seat in seats:
+                self.pending[seat.bot] -= 1
+            if self.on_event is not None:
+                self.on_event(GameLanded(outcome.game.game_id, tuple(s.bot for s in seats),
+                                         tuple(s.place for s in seats), self.stored_count))
         self._publish()
         meeting = self.meeting_of.pop(outcome.game.game_id, None)
         if meeting is None:

@@ -24,9 +24,10 @@ from referee.compliance.scenario import Scenario
 from referee.compliance.table import Exchange, GameStopped, RecordingConnection, ScenarioTable
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault, BotTimeout
+from referee.core.margins import SHUTDOWN_WAIT_MS, check_slack
 from referee.core.specs import BotSpec
-from referee.match.game import safe_filename
-from referee.shell.bots import GOODBYE_S, REFEREE_ID, SHUTDOWN_WAIT_S, open_bot
+from referee.match.game import GameVoided, safe_filename
+from referee.shell.bots import REFEREE_ID, open_bot
 
 __all__ = ["LIFECYCLE", "CheckSettings", "check_bot", "scenario_catalogue"]
 
@@ -47,6 +48,8 @@ IDLE_WATCH_S = 0.02
 STDERR_LINES = 10
 #: What a bot that had to be stopped should do instead (a JVM's orderly exit, say).
 EXIT_ADVICE = "exit at once, without clean-up (PROTOCOL.md section 3.6)"
+#: How often a scenario voided by an infrastructure fault is played again.
+VOID_REPLAYS = 2
 
 
 def scenario_catalogue() -> list[tuple[str, str, str]]:
@@ -62,6 +65,9 @@ class CheckSettings:
     log_dir: Path | None = None
     #: The scenarios to run, by name (empty: every one).
     only: frozenset[str] = frozenset()
+    #: What the fixed waits (a bot's exit after shutdown, error or the end of its input,
+    #: ``referee.core.margins``) are multiplied by, on top of the host's load.
+    slack: float = attrs.field(default=1.0, converter=check_slack)
 
     def wanted(self, name: str) -> bool:
         return not self.only or name in self.only
@@ -142,7 +148,8 @@ class _Starter:
         control = self.settings.time
         async with open_bot(self.spec, startup_ms=control.startup_ms,
                             grace_ms=control.grace_ms, stderr_path=stderr_path,
-                            connection=RecordingConnection) as conn:
+                            connection=RecordingConnection,
+                            slack=self.settings.slack) as conn:
             assert isinstance(conn, RecordingConnection)
             yield conn
 
@@ -172,7 +179,7 @@ async def _handshake_and_shutdown(starter: _Starter) -> list[ScenarioOutcome]:
         out = [_lifecycle("handshake")]
         if starter.settings.wanted("shutdown-before-game"):
             await conn.shutdown()
-            problem = _exit_problem(conn.process.returncode, "shutdown", SHUTDOWN_WAIT_S)
+            problem = _exit_problem(conn.process.returncode, "shutdown", conn.exit_wait_s)
             out.append(starter.explain(_lifecycle("shutdown-before-game", problem, Shutdown()),
                                        conn))
         return out
@@ -181,9 +188,10 @@ async def _handshake_and_shutdown(starter: _Starter) -> list[ScenarioOutcome]:
 async def _end_of_input(starter: _Starter) -> ScenarioOutcome:
     async with starter.open() as conn:
         await conn.process.close_input()
-        code = await _exit_status(conn, SHUTDOWN_WAIT_S)
+        wait_s = conn.wait_s(SHUTDOWN_WAIT_MS)
+        code = await _exit_status(conn, wait_s)
         problem = None if code is not None else \
-            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input;" \
+            f"still running {wait_s * 1000:.0f} ms after the end of its input;" \
             f" {EXIT_ADVICE}"
         return starter.explain(_lifecycle("end-of-input", problem), conn)
 
@@ -196,8 +204,11 @@ async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
     async with starter.open() as conn:
         table = ScenarioTable(scenario_named(LIFECYCLE_GAME), conn, starter.settings.time,
                               stop_after=stop_after)
-        with contextlib.suppress(GameStopped):
-            await table.run()
+        try:
+            with contextlib.suppress(GameStopped):
+                await table.run()
+        except GameVoided as void:
+            return _lifecycle(name, _not_judged(void, 1))
         played = await _judge(table)
         if not played.passed:
             played = attrs.evolve(played, name=name, group="lifecycle", summary=LIFECYCLE[name],
@@ -209,15 +220,15 @@ async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
 async def _shutdown(name: str, conn: RecordingConnection) -> ScenarioOutcome:
     await conn.shutdown()
     return _lifecycle(name, _exit_problem(conn.process.returncode, "shutdown",
-                                          SHUTDOWN_WAIT_S), Shutdown())
+                                          conn.exit_wait_s), Shutdown())
 
 
 async def _error(conn: RecordingConnection) -> ScenarioOutcome:
     fault = BotTimeout("the compliance check ends this game")
-    await conn.fail(fault)  # error, input closed, GOODBYE_S to exit, then the kill
+    await conn.fail(fault)  # error, input closed, its goodbye time to exit, then the kill
     code = conn.process.returncode
     problem = None if code is not None and code >= 0 else \
-        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed; {EXIT_ADVICE}"
+        f"still running {conn.exit_wait_s * 1000:.0f} ms after error: killed; {EXIT_ADVICE}"
     return _lifecycle("error-mid-game", problem,
                       Error(reason="timeout", message=fault.public_detail))
 
@@ -245,6 +256,7 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
     """Every game scenario, in one process while the bot keeps playing."""
     out: list[ScenarioOutcome] = []
     pending = list(scenarios)
+    voids: dict[str, int] = {}
     while pending:
         async with starter.open() as conn:
             if conn.fault is not None:
@@ -253,12 +265,28 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
                         for s in pending]
                 return out
             # At least one scenario per process, so a bot that exits at once still ends.
-            played = await play_scenario(pending.pop(0), conn, starter.settings.time)
-            out.append(starter.explain(played, conn))
-            while pending and conn.alive:
-                played = await play_scenario(pending.pop(0), conn, starter.settings.time)
+            first = True
+            while pending and (first or conn.alive):
+                first = False
+                scenario = pending.pop(0)
+                try:
+                    played = await play_scenario(scenario, conn, starter.settings.time)
+                except GameVoided as void:
+                    # The machine's fault: played again by a fresh process, a few times.
+                    voids[scenario.name] = tried = voids.get(scenario.name, 0) + 1
+                    if tried > VOID_REPLAYS:
+                        out.append(_failed(scenario, _not_judged(void, tried)))
+                    else:
+                        pending.insert(0, scenario)
+                    break
                 out.append(starter.explain(played, conn))
     return out
+
+
+def _not_judged(void: GameVoided, times: int) -> str:
+    return (f"not judged: voided {times} times by infrastructure faults (the machine"
+            f" starved the bot or the referee; give a larger --slack or a quieter machine):"
+            f" {void.event.figures.describe()}")
 
 
 async def check_bot(spec: BotSpec, settings: CheckSettings) -> BotReport:

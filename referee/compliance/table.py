@@ -19,6 +19,7 @@ from referee.core.schedule import ScheduledGame
 from referee.match.game import Choice, GameReferee
 from referee.rules.events import Drew
 from referee.shell.bots import BotConnection, BotTransport
+from referee.shell.waits import WaitWatch
 
 __all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable", "empty_bank"]
 
@@ -39,9 +40,13 @@ class RecordingConnection(BotConnection):
         super().__init__(name, process)
         self.exchanges: list[Exchange] = []
 
-    async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
+    async def request(
+        self, message: Decide | React, deadline_ms: int, *, cpu_cap_ms: int | None = None,
+        watch: WaitWatch | None = None,
+    ) -> tuple[Answer, float]:
         try:
-            answer, elapsed_ms = await super().request(message, deadline_ms)
+            answer, elapsed_ms = await super().request(
+                message, deadline_ms, cpu_cap_ms=cpu_cap_ms, watch=watch)
         except BotFault as fault:
             self.exchanges.append(Exchange(message, None, fault))
             raise

@@ -112,6 +112,9 @@ class LeagueConfig:
     #: The model of the league's ratings; None: the default of its table size
     #: (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
+    #: How often a game voided by an infrastructure fault is played again before it is
+    #: stored as voided (``referee.core.fairness``).
+    void_replays: int = attrs.field(default=2, validator=at_least(0))
 
     @property
     def series_length(self) -> int | None:

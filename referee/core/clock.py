@@ -25,6 +25,14 @@ Elapsed times are charged to the bank rounded to the nearest millisecond
 rounding does not drift in either direction over a long game. Lateness is
 judged on the unrounded value.
 
+Time basis
+----------
+By default (:attr:`TimeBasis.WALL`) the elapsed time of a decision is wall time. With
+:attr:`TimeBasis.CPU` it is the CPU time the bot's processes used (children included),
+which a crowded machine does not inflate; a decision then also ends, late, once its wall
+time passes :data:`CPU_WALL_CAP` times its deadline, so that a bot that sleeps or waits
+on I/O still times out.
+
 A +3 Breaker reaction has its own fixed allowance
 (:attr:`TimeControl.reaction_ms`) that is never charged to the bank.
 
@@ -35,12 +43,22 @@ number of milliseconds the protocol carries, and the bank never grows beyond it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from enum import StrEnum
+from typing import Any, Final
 
 import attrs
 from taki_protocol.constants import MAX_INT32
 
-__all__ = ["DEFAULT_GRACE_MS", "MAX_MS", "Charge", "SeatClock", "TimeControl"]
+__all__ = [
+    "CPU_STARVED_CAP",
+    "CPU_WALL_CAP",
+    "DEFAULT_GRACE_MS",
+    "MAX_MS",
+    "Charge",
+    "SeatClock",
+    "TimeBasis",
+    "TimeControl",
+]
 
 MAX_MS = MAX_INT32
 """The largest time limit, in milliseconds: what the protocol's time fields carry."""
@@ -55,6 +73,26 @@ answers 20 ms before it never is (``benchmarks/time_precision.py`` measures
 both). A machine loaded well beyond its cores delays processes by more than
 that; give such runs a larger ``grace_ms``.
 """
+
+
+class TimeBasis(StrEnum):
+    """What a bot's time is measured in."""
+
+    #: Wall time, from the request to the answer.
+    WALL = "wall"
+    #: The CPU time the bot's processes used, with a wall-time cap (:data:`CPU_WALL_CAP`).
+    CPU = "cpu"
+
+
+CPU_WALL_CAP: Final = 10
+"""Under the CPU basis, a decision is late once its wall time passes this many times
+its deadline, however little CPU it used: a bot that sleeps still times out."""
+
+CPU_STARVED_CAP: Final = 100
+"""Under the CPU basis, a bot found starved at the wall-time cap (runnable, but given
+little CPU: ``referee.core.fairness``) is waited for up to this many times its deadline
+of wall time, since its CPU time, not the clock, is what it is charged; past that the
+timeout is the machine's fault and voids the game."""
 
 
 def _check_int(name: str, value: object, *, minimum: int) -> None:
@@ -126,6 +164,17 @@ class TimeControl:
     grace_ms: int = attrs.field(default=DEFAULT_GRACE_MS, validator=_non_negative)
     """Slack added to every hard deadline (see the module docstring)."""
 
+    time_basis: TimeBasis = attrs.field(default=TimeBasis.WALL, converter=TimeBasis)
+    """What the elapsed times are: wall time or the bot's CPU time (``time_basis`` in a
+    league file's ``[time]``)."""
+
+    def wall_cap_ms(self, deadline_ms: int) -> int:
+        """The wall time after which a wait with ``deadline_ms`` ends, late: the
+        deadline itself, or :data:`CPU_WALL_CAP` times it under the CPU basis."""
+        if self.time_basis is TimeBasis.CPU:
+            return min(deadline_ms * CPU_WALL_CAP, MAX_MS)
+        return deadline_ms
+
     def __attrs_post_init__(self) -> None:
         if self.move_ms is None and self.bank_ms is None:
             raise ValueError("a time control needs move_ms, bank_ms or both")
@@ -150,6 +199,8 @@ class TimeControl:
             parts.append(f"{self.bank_ms}{inc} ms bank")
         if self.move_ms is not None:
             parts.append(f"{self.move_ms} ms/move")
+        if self.time_basis is TimeBasis.CPU:
+            parts.append("CPU time")
         return ", ".join(parts)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 
 from referee.core.clock import TimeControl
+from referee.core.fairness import InfraEvent
 from referee.core.faults import FaultPolicy, FaultReason
 from referee.core.schedule import ScheduledGame
 from referee.core.series import SeriesGame
@@ -55,6 +56,9 @@ class MatchSettings:
     #: The master seed the deals come from, written into every replay (never sent to
     #: a bot) so that the whole run can be repeated; None when the caller has none.
     master_seed: int | None = None
+    #: How many times a game voided by an infrastructure fault is played again (same
+    #: deal, same seats, fresh processes); past that it is stored as voided.
+    void_replays: int = attrs.field(default=2, validator=attrs.validators.ge(0))
 
 
 @attrs.frozen
@@ -90,6 +94,10 @@ class GameOutcome:
     replay: Path | None
     #: The winning seat, if a seat won (R22).
     winner: int | None = None
+    #: The infrastructure faults that voided earlier plays of the game (or all of them).
+    infra: tuple[InfraEvent, ...] = ()
+    #: The game was voided as often as the settings allow: it has no result (no seats).
+    voided: bool = False
 
     def series_game(self) -> SeriesGame:
         """What a series needs of this game (``referee.core.series``)."""
@@ -106,4 +114,6 @@ class GameOutcome:
             "actions": self.actions,
             "end": self.reason,
             "replay": None if self.replay is None else str(self.replay),
+            "voided": self.voided,
+            "infra": [e.to_json() for e in self.infra],
         }

@@ -25,6 +25,7 @@ import trio
 from referee.config.settings import available_cpus
 from referee.core.clock import TimeControl
 from referee.core.faults import BotFault, BotProtocolError, BotStartError, BotTimeout
+from referee.core.margins import EXIT_SEEN_MS
 from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import BotConnection
 from referee.shell.spawn import open_bot_process
@@ -33,9 +34,6 @@ __all__ = ["BotCheckError", "BotCheckFailure", "check_bot", "check_bots", "requi
 
 #: Lines of a failing bot's stderr shown in its error.
 STDERR_LINES = 5
-#: How long a bot that stopped during the handshake has to be seen exiting, so that
-#: its exit status and its last stderr lines can be reported.
-EXIT_WAIT_S = 0.5
 
 
 @attrs.frozen
@@ -124,7 +122,8 @@ async def check_bot(spec: BotSpec, time: TimeControl) -> BotCheckFailure | None:
                 await conn.handshake(time.startup_ms, time.grace_ms)
             except BotFault as fault:
                 if not isinstance(fault, BotTimeout):
-                    with trio.move_on_after(EXIT_WAIT_S):
+                    # Seen exiting, so that its status and last stderr lines are reported.
+                    with trio.move_on_after(conn.wait_s(EXIT_SEEN_MS)):
                         await process.wait()
                 return failure(_problem(fault, conn, time.startup_ms),
                                process.stderr_tail(STDERR_LINES))

@@ -47,6 +47,7 @@ def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:
         fault_policy=config.fault_policy,
         strikes=config.strikes,
         restart=config.restart,
+        void_replays=config.void_replays,
         replay_dir=config.replay_dir,
         log_dir=log_dir,
         master_seed=config.seed,
@@ -73,6 +74,8 @@ def record_of(outcome: GameOutcome) -> GameRecord:
             for s in outcome.seats
         ),
         replay=None if outcome.replay is None else str(outcome.replay),
+        infra=outcome.infra,
+        voided=outcome.voided,
     )
 
 

@@ -59,4 +59,20 @@ CREATE TABLE IF NOT EXISTS meetings (
     deals INTEGER NOT NULL,
     finished INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS voided_games (
+    game_id TEXT PRIMARY KEY,
+    block TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    finished_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE TABLE IF NOT EXISTS infra_events (
+    game_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    bot TEXT NOT NULL,
+    blame TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    figures TEXT NOT NULL,
+    PRIMARY KEY (game_id, attempt)
+);
 """

@@ -40,6 +40,9 @@ class SprtOutcome:
     forfeits: dict[str, dict[str, int]]
     #: Why the run stopped before the test decided (NEW's forfeits), if it did.
     stopped: str | None = None
+    #: Games voided by infrastructure faults every time they were played: their pairs
+    #: are left out of the test.
+    voided: int = 0
 
     @property
     def status(self) -> str:
@@ -90,6 +93,7 @@ async def run_sprt(
     halves: dict[int, list[float]] = {}
     forfeits: dict[str, dict[str, int]] = {}
     stopped: str | None = None
+    voided: set[int] = set()  # deals with a voided game: their pairs are left out
 
     def schedule() -> Iterator[ScheduledGame]:
         nonlocal games_started
@@ -105,6 +109,12 @@ async def run_sprt(
     def record(outcome: GameOutcome) -> None:
         nonlocal state, played, stopped
         played += 1
+        if outcome.voided:
+            voided.add(outcome.game.deal)
+            halves.pop(outcome.game.deal, None)
+            if on_game is not None:
+                on_game(outcome)
+            return
         for s in outcome.seats:
             if s.forfeit is not None:
                 counts = forfeits.setdefault(s.bot, {})
@@ -116,6 +126,8 @@ async def run_sprt(
                        f" {max_forfeits} allowed (--max-forfeits)")
         if on_game is not None:
             on_game(outcome)
+        if outcome.game.deal in voided:
+            return
         scores = halves.setdefault(outcome.game.deal, [])
         scores.append(game_score(outcome, new.name))
         if len(scores) == 2 and state.status() == "continue":
@@ -133,7 +145,7 @@ async def run_sprt(
                     remote=remote,
                 )
             )
-    return SprtOutcome(state, played, forfeits, stopped)
+    return SprtOutcome(state, played, forfeits, stopped, len(voided))
 
 
 __all__ = ["EXIT_CAP", "EXIT_FORFEITS", "EXIT_H0", "EXIT_H1", "FORFEITS", "SprtOutcome",

@@ -26,6 +26,7 @@ from typing import BinaryIO
 import attrs
 
 from referee.core.errors import UserError
+from referee.core.fairness import InfraEvent
 from referee.core.faults import FaultReason
 from referee.core.time_use import TimeUse
 from referee.league.schema import FIRST_LAYOUT, SCHEMA, TABLES
@@ -41,9 +42,9 @@ __all__ = [
 APPLICATION_ID = 0x54414B49
 #: ``PRAGMA user_version`` of a results database: the layout of its tables. Layout 2
 #: adds the table ``seat_times`` and the column ``bots.retired``, layout 3 the table
-#: ``meetings`` (a ladder's tables); an earlier database gains them when a league or a
-#: ladder opens it.
-SCHEMA_VERSION = 3
+#: ``meetings`` (a ladder's tables), layout 4 ``voided_games`` and ``infra_events``; an
+#: earlier database gains them when a league or a ladder opens it.
+SCHEMA_VERSION = 4
 #: How long a write waits for another program's lock on the database to go away.
 BUSY_TIMEOUT_MS = 5000
 class StoreError(UserError):
@@ -81,6 +82,10 @@ class GameRecord:
     reason: EndReason | None = attrs.field(converter=_end_reason)
     seats: tuple[SeatRecord, ...]
     replay: str | None = None
+    #: The infrastructure faults that voided earlier plays of the game.
+    infra: tuple[InfraEvent, ...] = ()
+    #: Voided every time it was played: stored without a result (no seats), never a loss.
+    voided: bool = False
 
 
 @attrs.frozen
@@ -329,10 +334,7 @@ class ResultStore:
         """Every table a ladder chose, in the order it chose them (none in a database
         of an earlier layout only read)."""
         with self._errors(_READ):
-            has_table = self._db.execute(
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meetings'"
-            ).fetchone()
-            if has_table is None:
+            if not self._has_table("meetings"):
                 return []
             rows = self._db.execute(
                 "SELECT name, bots, first_deal, deals, finished FROM meetings ORDER BY rowid"
@@ -342,18 +344,43 @@ class ResultStore:
 
     # ----------------------------------------------------------------- games
 
+    def _has_table(self, name: str) -> bool:
+        """Whether the database has the table (an older database only read may not)."""
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                (name,)).fetchone() is not None
+
+    def _stored_query(self) -> str:
+        """The ids of the games stored, with a result or voided."""
+        voided = " UNION SELECT game_id FROM voided_games" if self._has_table(
+            "voided_games") else ""
+        return "SELECT game_id FROM games" + voided
+
     def finished_ids(self) -> set[str]:
         with self._errors(_READ):
-            return {row[0] for row in self._db.execute("SELECT game_id FROM games")}
+            return {row[0] for row in self._db.execute(self._stored_query())}
 
     def has_game(self, game_id: str) -> bool:
         with self._errors(_READ):
-            row = self._db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,))
+            row = self._db.execute(f"SELECT 1 FROM ({self._stored_query()}) WHERE game_id = ?",
+                                   (game_id,))
             return row.fetchone() is not None
 
     def record(self, game: GameRecord) -> bool:
-        """Store a finished game in one transaction; False if it was already stored."""
+        """Store a finished (or voided) game and the infrastructure faults of its voided
+        plays in one transaction; False if it was already stored."""
         with self._errors(_WRITE), self._transaction():
+            if self._db.execute(f"SELECT 1 FROM ({self._stored_query()}) WHERE game_id = ?",
+                                (game.game_id,)).fetchone() is not None:
+                return False
+            self._db.executemany(
+                "INSERT INTO infra_events(game_id, attempt, seat, bot, blame, detail, figures)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(e.game_id, e.attempt, e.seat, e.bot, str(e.blame), e.detail,
+                  json.dumps(e.figures.to_json())) for e in game.infra])
+            if game.voided:
+                self._db.execute("INSERT INTO voided_games(game_id, block, seed) VALUES (?, ?, ?)",
+                                 (game.game_id, game.block, game.seed))
+                return True
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO games(game_id, block, seed, actions, reason, replay) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -382,10 +409,7 @@ class ResultStore:
     def _times(self) -> dict[tuple[str, int], TimeUse]:
         """The stored answer times by (game, seat): none in a database of layout 1 that
         was only read (a league adds the table)."""
-        has_table = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seat_times'"
-        ).fetchone()
-        if has_table is None:
+        if not self._has_table("seat_times"):
             return {}
         return {
             (game_id, seat): TimeUse(tuple(json.loads(times)), near)
@@ -422,6 +446,24 @@ class ResultStore:
             ).fetchall()
         for game_id, block, seed, actions, reason, replay in rows:
             yield GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]), replay)
+
+    def voided_count(self) -> int:
+        """How many games were voided every time they were played (they have no result)."""
+        with self._errors(_READ):
+            if not self._has_table("voided_games"):
+                return 0
+            return int(self._db.execute("SELECT COUNT(*) FROM voided_games").fetchone()[0])
+
+    def infra_events(self) -> list[InfraEvent]:
+        """Every stored infrastructure fault (a voided play of a game), in order."""
+        with self._errors(_READ):
+            if not self._has_table("infra_events"):
+                return []
+            rows = self._db.execute("SELECT game_id, attempt, seat, bot, blame, detail, figures"
+                                    " FROM infra_events ORDER BY rowid").fetchall()
+        return [InfraEvent.from_json({"game_id": g, "attempt": a, "seat": s, "bot": b,
+                                      "blame": bl, "detail": d, "figures": json.loads(f)})
+                for g, a, s, b, bl, d, f in rows]
 
     def game_count(self) -> int:
         with self._errors(_READ):

@@ -30,7 +30,8 @@ from taki_protocol import (
 )
 from taki_protocol import Forfeit as WireForfeit
 
-from referee.core.clock import SeatClock
+from referee.core.clock import SeatClock, TimeBasis
+from referee.core.fairness import Blame, InfraEvent, judge
 from referee.core.faults import (
     BotCrashed,
     BotFault,
@@ -38,6 +39,7 @@ from referee.core.faults import (
     BotTimeout,
     FaultReason,
 )
+from referee.core.margins import SEND_MS
 from referee.core.outcomes import GameOutcome, MatchSettings, SeatForfeit, SeatOutcome
 from referee.core.replay import Replay
 from referee.core.schedule import ScheduledGame
@@ -46,6 +48,7 @@ from referee.rules import Action, GameResult, GameState, events_since, new_game,
 from referee.rules import actions as A
 from referee.rules.phases import REACT
 from referee.shell.bots import BotConnection
+from referee.shell.waits import WaitWatch
 
 
 def safe_filename(text: str) -> str:
@@ -81,6 +84,15 @@ def _default_action(legal: Sequence[Action]) -> Action:
     return legal[0]
 
 
+class GameVoided(Exception):
+    """A timeout was the machine's fault: the game stops without a result, to be played
+    again (``referee.core.fairness``)."""
+
+    def __init__(self, event: InfraEvent) -> None:
+        super().__init__(event.describe())
+        self.event = event
+
+
 class GameReferee:
     """Referees one game between connected bots."""
 
@@ -114,6 +126,16 @@ class GameReferee:
         #: The forfeit details the bots are told, by seat (BotFault.public_detail); the
         #: state and the replay keep the full ones.
         self.told: dict[int, str] = {}
+        #: Which play of the game this is (0: the first), for infrastructure events.
+        self.attempt = 0
+        #: The infrastructure fault that voids the game, once one happened.
+        self.void: InfraEvent | None = None
+        # Timeouts are judged only where every seat's bot is a local process, which a
+        # fresh one can replace, and whose CPU time the referee reads.
+        meters = [None if c is None else c.cpu for c in self.conns]
+        self._judged = all(c.cpu is not None for c in self.conns if c is not None)
+        self._others = [tuple(m for j, m in enumerate(meters) if j != seat and m is not None)
+                        for seat in range(n)]
 
     # ----------------------------------------------------------------- faults
 
@@ -160,6 +182,8 @@ class GameReferee:
             else:
                 seat = state.turn
                 outcome = await self._ask(seat, react=False)
+                if self.void is not None:
+                    raise GameVoided(self.void)
                 if isinstance(outcome, Choice) and seat in state.to_act():
                     self._apply(seat, outcome)  # the usual case, without another await
                 else:
@@ -176,7 +200,7 @@ class GameReferee:
             await self._forfeit(seat, self._fault_of(seat))
             return
         try:
-            await conn.send(self._game_start(seat), timeout_s=1.0)
+            await conn.send(self._game_start(seat), timeout_s=conn.wait_s(SEND_MS))
         except BotFault as fault:
             await self._forfeit(seat, fault)
 
@@ -226,6 +250,9 @@ class GameReferee:
         request = React if react else Decide
         allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
         deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
+        control = self.settings.time
+        cap = control.wall_cap_ms(deadline) if control.time_basis is TimeBasis.CPU else None
+        watch = WaitWatch(conn.cpu, self._others[seat]) if self._judged else None
         try:
             # The view and the legal actions come from the rules engine, whose views
             # are plain data by construction (tests/rules check it), the times from the
@@ -238,25 +265,41 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, elapsed = await conn.request(msg, deadline)
+            answer, elapsed = await conn.request(msg, deadline, cpu_cap_ms=cap, watch=watch)
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
         except BotTimeout as fault:
-            if not react:
-                clock.charge(clock.deadline_ms() + 1)
-            conn.abandon_request()
-            return fault
+            return self._timed_out(seat, conn, fault, react, allowed)
         except BotFault as fault:
             return fault
         if verdict.late:
-            conn.abandon_request()
-            return BotTimeout(verdict.describe())
+            return self._timed_out(seat, conn, BotTimeout(verdict.describe()), None, allowed)
         self.times.record(seat, elapsed, allowed)
         if not 0 <= answer.choice < len(legal):
             return BotIllegalAction(
                 f"choice {answer.choice} is not an index of the {len(legal)} legal actions"
             )
         return Choice(legal[answer.choice], answer.last_card, elapsed)
+
+    def _timed_out(
+        self, seat: int, conn: BotConnection, fault: BotTimeout, react: bool | None,
+        allowed: int,
+    ) -> BotTimeout:
+        """A late request: its time is charged (``react`` False: a decision that the
+        clock has not charged yet) and counted in time use at its allowance, as a near
+        miss; when the wait's figures show the machine's fault, the game is voided."""
+        clock = self.clocks[seat]
+        if react is False:
+            clock.charge(clock.deadline_ms() + 1)
+        conn.abandon_request()
+        self.times.record(seat, float(allowed), allowed)
+        figures = conn.last_wait
+        if figures is not None and not self.state.is_over:
+            blame = judge(figures, self.settings.time.grace_ms)
+            if blame is not Blame.BOT and self.void is None:
+                self.void = InfraEvent(self.game.game_id, self.attempt, seat,
+                                       self.game.seats[seat], blame, fault.detail, figures)
+        return fault
 
     async def _settle(self, seat: int, outcome: Choice | BotFault) -> None:
         state = self.state
@@ -285,6 +328,8 @@ class GameReferee:
         async with trio.open_nursery() as nursery:
             for seat in seats:
                 nursery.start_soon(ask, seat)
+        if self.void is not None:
+            raise GameVoided(self.void)
         for seat in seats:  # in turn order: the outcome does not depend on timing
             await self._settle(seat, answers[seat])
 
@@ -303,7 +348,7 @@ class GameReferee:
             with contextlib.suppress(BotFault):
                 await conn.send(
                     GameOver(game_id=self.game.game_id, ranking=ranking, events=events),
-                    timeout_s=1.0,
+                    timeout_s=conn.wait_s(SEND_MS),
                 )
 
         async with trio.open_nursery() as nursery:

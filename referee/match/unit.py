@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import trio
 
+from referee.core.fairness import InfraEvent
 from referee.core.faults import BotCrashed, BotFault, BotTimeout
 from referee.core.groups import sole_cause
 from referee.core.outcomes import GameOutcome, MatchSettings
@@ -19,11 +20,13 @@ from referee.core.schedule import ScheduledGame
 from referee.core.specs import BotSpec
 from referee.match.game import (
     GameReferee,
+    GameVoided,
     outcome_of,
     replay_path,
     safe_filename,
     wants_replay,
 )
+from referee.rules import GameResult
 from referee.shell.bots import BotConnection, open_bot
 
 if TYPE_CHECKING:
@@ -147,6 +150,14 @@ class BotSlot:
         if self._stop is not None:
             self._stop.set()
             self._stop = None
+
+    def renew(self) -> None:
+        """Stop the bot's process, which did nothing wrong, so that the next game
+        starts a fresh one (a voided game is played again by fresh processes)."""
+        conn, self.conn = self.conn, None
+        if conn is not None and conn in self.history.conns:
+            self.history.conns.remove(conn)
+        self.stop()
 
 
 class RemoteBotSlot:
@@ -280,22 +291,17 @@ async def _play_games(
                 # runs to its end) stops here, before its bots are asked to play on:
                 # their hosts are being cancelled too, and say goodbye.
                 await trio.lowlevel.checkpoint_if_cancelled()
-                # The remote seats of a game that start waiting for their bots wait
-                # until the same deadline, kept for the rest of each one's absence.
-                join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
                 seat_slots = [slot_for(name, game.rotation) for name in game.seats]
-                # One bot after the other: bots started at once would share the CPUs
-                # during their start-up time, and a heavy bot could miss it through no
-                # fault of its own.
-                conns: list[BotConnection | BotFault] = []
-                for slot in seat_slots:
-                    if isinstance(slot, RemoteBotSlot):
-                        conns.append(await slot.ready(join_by))
-                    else:
-                        conns.append(await slot.ready())
-                referee = GameReferee(game, conns, settings)
-                result = await referee.run()
+                referee, result, infra = await _play_game(game, seat_slots, settings, remote)
                 if game.game_id in replayed:
+                    continue
+                if result is None:
+                    outcome = GameOutcome(game, (), 0, None, None, infra=infra, voided=True)
+                    outcomes.append(outcome)
+                    if on_game is not None:
+                        maybe = on_game(outcome)
+                        if maybe is not None:
+                            await maybe
                     continue
                 path = None
                 if settings.replay_dir is not None and wants_replay(settings, game, result):
@@ -303,7 +309,8 @@ async def _play_games(
                     # Off the loop: other games' clocks run meanwhile.
                     await trio.to_thread.run_sync(referee.replay.save, path)
                 logs = [slot.log_path if isinstance(slot, BotSlot) else None for slot in seat_slots]
-                outcome = outcome_of(game, result, path, referee.times.seats(), logs)
+                outcome = attrs.evolve(
+                    outcome_of(game, result, path, referee.times.seats(), logs), infra=infra)
                 outcomes.append(outcome)
                 if on_game is not None:
                     maybe = on_game(outcome)
@@ -314,3 +321,39 @@ async def _play_games(
                 slot.stop()
             for remote_slot in remote_slots.values():
                 remote_slot.stop()
+
+
+async def _play_game(
+    game: ScheduledGame,
+    seat_slots: Sequence[BotSlot | RemoteBotSlot],
+    settings: MatchSettings,
+    remote: RemoteSeats | None,
+) -> tuple[GameReferee, GameResult | None, tuple[InfraEvent, ...]]:
+    """Play one game, again with fresh processes while an infrastructure fault voids it
+    (at most ``settings.void_replays`` times): its referee, its result (None: voided
+    every time) and the infrastructure events of the voided plays."""
+    infra: list[InfraEvent] = []
+    while True:
+        # The remote seats of a game that start waiting for their bots wait
+        # until the same deadline, kept for the rest of each one's absence.
+        join_by = trio.current_time() + (0 if remote is None else remote.join_timeout_s)
+        # One bot after the other: bots started at once would share the CPUs
+        # during their start-up time, and a heavy bot could miss it through no
+        # fault of its own.
+        conns: list[BotConnection | BotFault] = []
+        for slot in seat_slots:
+            if isinstance(slot, RemoteBotSlot):
+                conns.append(await slot.ready(join_by))
+            else:
+                conns.append(await slot.ready())
+        referee = GameReferee(game, conns, settings)
+        referee.attempt = len(infra)
+        try:
+            return referee, await referee.run(), tuple(infra)
+        except GameVoided as void:
+            infra.append(void.event)
+        for slot in seat_slots:
+            if isinstance(slot, BotSlot):
+                slot.renew()
+        if len(infra) > settings.void_replays:
+            return referee, None, tuple(infra)

@@ -39,18 +39,17 @@ from taki_protocol import (
 )
 
 from referee import __version__
+from referee.core.clock import CPU_STARVED_CAP, MAX_MS
+from referee.core.fairness import Blame, WaitFigures, judge
 from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
+from referee.core.margins import EXIT_SEEN_MS, GOODBYE_MS, SHUTDOWN_WAIT_MS, scaled_s
 from referee.core.specs import BotSpec
+from referee.shell.cputime import CpuMeter, host_sample, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process
+from referee.shell.waits import WALL_CHECK_SHARE, WaitWatch
 
 REFEREE_ID = f"taki-referee {__version__}"
-#: How long a goodbye (an error or shutdown message) may take to write. A forfeited bot
-#: has this long in all, from the start of the ``error`` message, to read it and exit by
-#: itself before it is killed: a bot never holds the referee up by more.
-GOODBYE_S = 0.2
-#: How long a bot told to shut down has to exit by itself before it is killed.
-SHUTDOWN_WAIT_S = 0.5
 
 
 class BotTransport(Protocol):
@@ -110,6 +109,19 @@ class BotConnection:
         self.bot_name: str | None = None
         self.fault: BotFault | None = None
         self._next_id = 0
+        #: Reads the CPU time of the bot's processes (a local bot's), else None.
+        self.cpu: CpuMeter | None = None
+        #: The figures of the last request's wait when it ended late (see request).
+        self.last_wait: WaitFigures | None = None
+        #: What the fixed waits of the conversation are multiplied by (``check --slack``).
+        self.slack = 1.0
+        #: The last wait for the bot's exit after ``error`` or ``shutdown``, in seconds.
+        self.exit_wait_s = 0.0
+
+    def wait_s(self, base_ms: int) -> float:
+        """One of the conversation's fixed waits (``referee.core.margins``), in seconds:
+        scaled by the slack and the host's load now."""
+        return scaled_s(base_ms, self.slack, load_per_cpu())
 
     @property
     def alive(self) -> bool:
@@ -176,7 +188,7 @@ class BotConnection:
     async def _wait_exit(self) -> None:
         # Shielded: a request deadline passing meanwhile must not turn the crash that
         # was already seen into a timeout.
-        with trio.CancelScope(shield=True), trio.move_on_after(0.5):
+        with trio.CancelScope(shield=True), trio.move_on_after(self.wait_s(EXIT_SEEN_MS)):
             await self.process.wait()
 
     async def handshake(self, startup_ms: int, grace_ms: int = 0) -> BotHello:
@@ -239,7 +251,14 @@ class BotConnection:
         self._next_id += 1
         return self._next_id
 
-    async def request(self, message: Decide | React, deadline_ms: int) -> tuple[Answer, float]:
+    async def request(
+        self,
+        message: Decide | React,
+        deadline_ms: int,
+        *,
+        cpu_cap_ms: int | None = None,
+        watch: WaitWatch | None = None,
+    ) -> tuple[Answer, float]:
         """Send a request and wait for its answer until the deadline: ``deadline_ms``
         enforces the request's own ``deadline_ms`` (the time the bot was told it has)
         plus the grace. A timeout's detail gives the time the bot was told.
@@ -248,19 +267,131 @@ class BotConnection:
         monotonic clock from the moment the request was handed to the pipe to the
         moment the answer was complete. (Taking the start after the write instead
         would leave out any time the referee is preempted right after it, typically
-        by the bot it just woke up on a busy machine.)"""
+        by the bot it just woke up on a busy machine.)
+
+        With ``cpu_cap_ms`` (the CPU basis, for a bot whose CPU time can be read) the
+        time is the CPU time the bot's processes used, the deadline applies to it, and
+        the wait ends, late, after ``cpu_cap_ms`` of wall time.
+
+        ``watch`` samples the bot and the host from the wait's check point on
+        (``referee.shell.waits``); :attr:`last_wait` then holds the figures of a wait
+        that ended late, for the caller to judge whose fault it was."""
+        self.last_wait = None
         deadline_s = deadline_ms / 1000
         if self.codec.buffered or self.process.readable_now():
             await self._refuse_unsolicited(message.TYPE)
+        meter = self.cpu
+        if cpu_cap_ms is not None and meter is not None:
+            return await self._cpu_request(message, deadline_ms, cpu_cap_ms, meter, watch)
         start = await self.send(message, timeout_s=deadline_s)
+        deadline = start + deadline_s
         try:
-            reply = await self.receive(deadline=start + deadline_s)
+            if watch is None:
+                reply = await self.receive(deadline=deadline)
+            else:
+                try:
+                    reply = await self.receive(deadline=start + deadline_s * WALL_CHECK_SHARE)
+                except trio.TooSlowError:
+                    watch.begin()
+                    reply = await self.receive(deadline=deadline)
         except trio.TooSlowError:
+            await self._watched_end_late(watch, start, deadline, deadline_s)
             raise BotTimeout(f"no answer within {message.deadline_ms} ms") from None
-        elapsed_ms = (trio.current_time() - start) * 1000
+        now = trio.current_time()
+        elapsed_ms = (now - start) * 1000
+        if watch is not None and now > deadline:
+            await self._watched_end(watch, start, deadline, answered=True, read_late=True)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms
+
+    async def _watched_end_late(
+        self, watch: WaitWatch | None, start: float, deadline: float, span_s: float
+    ) -> None:
+        """The figures of a wait that ended without an answer. A referee that ran late
+        may have reached the check point only just before the deadline: it then watches
+        the bot a while longer (up to WALL_CHECK_SHARE of ``span_s`` in all), since
+        figures over a moment tell nothing; the bot is late anyway."""
+        if watch is None:
+            return
+        waiting = self.codec.buffered or self.process.readable_now()
+        short_s = span_s * WALL_CHECK_SHARE - watch.watched_s()
+        if short_s > 0 and not waiting:
+            await trio.sleep(short_s)
+        await self._watched_end(watch, start, deadline, answered=waiting)
+
+    def _starved(self, grace_ms: int) -> bool:
+        """Whether the figures of the last wait show a bot starved of CPU."""
+        figures = self.last_wait
+        return figures is not None and judge(figures, grace_ms) is Blame.STARVED
+
+    async def _watched_end(
+        self, watch: WaitWatch | None, start: float, deadline: float, answered: bool = False,
+        read_late: bool = False,
+    ) -> None:
+        """Keep the figures of a wait that ended late in :attr:`last_wait`: by its timer,
+        or ``read_late``, by an answer read after the deadline. The final samples scan
+        ``/proc`` (milliseconds on a busy host): they are taken in a thread, so that the
+        other games' clocks do not wait for them."""
+        if watch is None:
+            return
+        now = trio.current_time()
+        waiting = answered or self.codec.buffered or self.process.readable_now()
+        host = host_sample()  # here: the referee's own wait for a CPU is this thread's
+        self.last_wait = await trio.to_thread.run_sync(
+            watch.finish, (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting,
+            host, read_late)
+
+    async def _cpu_request(
+        self,
+        message: Decide | React,
+        deadline_ms: int,
+        cap_ms: int,
+        meter: CpuMeter,
+        watch: WaitWatch | None,
+    ) -> tuple[Answer, float]:
+        """A request under the CPU basis: the bot's CPU time is read when the answer is
+        complete, and checked whenever it could have passed the deadline."""
+        before = meter.quick()
+        start = await self.send(message, timeout_s=cap_ms / 1000)
+        cap = start + cap_ms / 1000
+        check = start + deadline_ms / 1000
+        while True:
+            try:
+                reply = await self.receive(deadline=min(check, cap))
+                break
+            except trio.TooSlowError:
+                pass
+            if watch is not None:
+                watch.begin()
+            used = meter.quick().since(before)
+            if used > deadline_ms:
+                self.last_wait = None  # its own CPU time: not the machine's doing
+                raise BotTimeout(f"used {used:.0f} ms of CPU time, allowed"
+                                 f" {message.deadline_ms} ms") from None
+            if trio.current_time() >= cap:
+                if used < message.deadline_ms:  # less CPU than it was told it has: judged
+                    await self._watched_end_late(watch, start, cap, cap_ms / 1000)
+                    if watch is not None and self._starved(deadline_ms - message.deadline_ms):
+                        # Runnable but starved, not asleep: its CPU time is what counts,
+                        # so it is waited for, up to CPU_STARVED_CAP times its deadline.
+                        starved_cap = start + min(deadline_ms * CPU_STARVED_CAP, MAX_MS) / 1000
+                        if trio.current_time() < starved_cap:
+                            self.last_wait = None
+                            watch = WaitWatch(meter, watch.others)
+                            watch.begin()
+                            cap = min(trio.current_time() + cap_ms / 1000, starved_cap)
+                            continue
+                waited = (trio.current_time() - start) * 1000
+                raise BotTimeout(
+                    f"no answer within {waited:.0f} ms of wall time (it used {used:.0f} ms"
+                    f" of CPU time of {message.deadline_ms})") from None
+            # The earliest its CPU time could pass the deadline (one thread's worth).
+            check = trio.current_time() + max((deadline_ms - used) / 1000, 0.002)
+        used = meter.quick().since(before)
+        if not isinstance(reply, Answer):
+            raise BotProtocolError(f"expected an action, got {reply.TYPE}")
+        return reply, used
 
     async def _refuse_unsolicited(self, what: str) -> None:
         """Raise BotProtocolError when the bot wrote a message before the request that it
@@ -297,29 +428,32 @@ class BotConnection:
         """Tell the bot why it forfeits (when its input is still open), then stop it.
 
         After the ``error`` message the bot's input is closed (``close_input`` of the
-        transport), and the bot has what is left of :data:`GOODBYE_S` to read the
-        message and exit by itself (PROTOCOL.md, section 3.6), so that the message
-        reaches it before the kill does."""
+        transport), and the bot has what is left of its goodbye time (``GOODBYE_MS``
+        scaled, ``referee.core.margins``) to read the message and exit by itself
+        (PROTOCOL.md, section 3.6), so that the message reaches it before the kill does."""
         cut = self.fault is not None  # only a send that timed out sets it before
         self.fault = fault
         if self.process.returncode is None and not cut:
-            goodbye_by = trio.current_time() + GOODBYE_S
+            goodbye_s = self.exit_wait_s = self.wait_s(GOODBYE_MS)
+            goodbye_by = trio.current_time() + goodbye_s
             with contextlib.suppress(BotFault, ProtocolError):
                 reason = cast(ForfeitReason, fault.reason)
                 message = Error(reason=reason, message=fault.public_detail)
-                await self.send(message, GOODBYE_S)
+                await self.send(message, goodbye_s)
                 with trio.move_on_at(goodbye_by):
                     await self.process.close_input()
                     await self.process.wait()
         await self.process.kill()
 
     async def shutdown(self) -> None:
-        """Say goodbye to a healthy bot and give it :data:`SHUTDOWN_WAIT_S` to exit by
-        itself (PROTOCOL.md, section 3.6); the caller's cleanup kills what remains."""
+        """Say goodbye to a healthy bot and give it ``SHUTDOWN_WAIT_MS`` (scaled,
+        ``referee.core.margins``) to exit by itself (PROTOCOL.md, section 3.6); the
+        caller's cleanup kills what remains."""
         if self.alive and not self.codec.finished:
+            self.exit_wait_s = self.wait_s(SHUTDOWN_WAIT_MS)
             with contextlib.suppress(BotFault, ProtocolError):
-                await self.send(Shutdown(), GOODBYE_S)
-                with trio.move_on_after(SHUTDOWN_WAIT_S):
+                await self.send(Shutdown(), self.wait_s(GOODBYE_MS))
+                with trio.move_on_after(self.exit_wait_s):
                     await self.process.wait()
 
 
@@ -327,14 +461,18 @@ class BotConnection:
 async def open_bot(
     spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None,
     connection: Callable[[str, BotTransport], BotConnection] = BotConnection,
+    slack: float = 1.0,
 ) -> AsyncIterator[BotConnection]:
     """Start a bot and complete the handshake. A bot that cannot even start
     (missing executable) raises BotStartError; one that starts but fails the
     handshake yields a connection whose ``fault`` is set. The bot has ``startup_ms``,
     plus ``grace_ms`` of slack, to answer ``hello``. ``connection`` makes the
-    connection (a subclass of BotConnection may observe the conversation)."""
+    connection (a subclass of BotConnection may observe the conversation); ``slack``
+    multiplies the conversation's fixed waits (``referee.core.margins``)."""
     async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
         conn = connection(spec.name, process)
+        conn.cpu = CpuMeter(process.pid)
+        conn.slack = slack
         try:
             await conn.handshake(startup_ms, grace_ms)
         except BotFault as fault:

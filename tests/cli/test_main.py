@@ -45,8 +45,9 @@ def match_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -
 def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                      "--games", "4", "--seed", "7")
-    assert set(out) == {"seed", "interrupted", "games"}
+    assert set(out) == {"seed", "interrupted", "games", "voided", "void_plays"}
     assert out["seed"] == 7 and out["interrupted"] is False
+    assert out["voided"] == 0 and out["void_plays"] == 0
     games = out["games"]
     assert len(games) == 4
     for game in games:
@@ -572,7 +573,8 @@ def test_ratings_errors(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     empty = tmp_path / "empty.sqlite"
     ResultStore(empty).close()
     assert main(["ratings", str(empty), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"games": 0, "ratings": [], "forfeits": {}}
+    assert json.loads(capsys.readouterr().out) == {"games": 0, "ratings": [], "forfeits": {},
+                                                   "voided": 0, "void_plays": 0}
 
 
 # -------------------------------------------------------------------- replay

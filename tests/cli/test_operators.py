@@ -162,4 +162,5 @@ def test_a_match_interrupted_in_its_bot_check_still_prints_json(tmp_path: Path) 
         proc.kill()
         proc.wait()
     assert proc.returncode == 130, err
-    assert strict_json(out) == {"seed": 9, "interrupted": True, "games": []}
+    assert strict_json(out) == {"seed": 9, "interrupted": True, "games": [], "voided": 0,
+                                "void_plays": 0}

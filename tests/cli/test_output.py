@@ -11,6 +11,7 @@ from rich.progress import Progress
 
 from referee.cli import output
 from referee.cli.output import FaultTally, describe_counts, progress, time_cells
+from referee.core.fairness import Blame, InfraEvent, WaitFigures
 from referee.core.faults import FaultReason
 from referee.core.outcomes import GameOutcome, SeatForfeit, SeatOutcome
 from referee.core.schedule import ScheduledGame
@@ -114,3 +115,20 @@ def test_fault_lines_of_a_resumed_league_count_every_stored_game(tmp_path: Path)
 
 def test_describe_counts() -> None:
     assert describe_counts({"timeout": 1, "crash": 2}) == "crash 2, timeout 1"
+
+
+def test_the_tally_counts_voided_plays_and_games() -> None:
+    figures = WaitFigures(window_ms=60.0, wait_ms=120.0, cpu_ms=4.0, run_delay_ms=50.0,
+                          runnable=True, load_per_cpu=8.2)
+    event = InfraEvent("g1", 0, 0, "a", Blame.STARVED, "no answer within 100 ms", figures)
+    tally = FaultTally()
+    assert tally.void_line() is None
+    game = ScheduledGame("g1", "b", 0, 0, 1, ("a", "b"))
+    tally.add(GameOutcome(game, (), 0, None, None, infra=(event, event), voided=True))
+    tally.add(outcome(SeatOutcome(0, "a", 1, 0), SeatOutcome(1, "b", 2, 5)))
+    line = tally.void_line()
+    assert line is not None
+    assert line.startswith("2 plays voided by infrastructure faults (timeouts the machine"
+                           " caused) and played again; 1 game voided every time")
+    assert "a (seat 0) timed out, starved of CPU" in line
+    assert tally.lines() == []  # no forfeit: a voided play is nobody's fault

@@ -3,6 +3,7 @@ fails the scenarios it should, with the request sent and what the bot did."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,9 @@ REACT_SCENARIOS = {"react-holder", "react-non-holder", "react-own-plus3-pending"
 
 
 async def check(command: str, *, only: set[str] = frozenset(), time: TimeControl = ROOMY,
-                tmp_path: Path) -> BotReport:
-    settings = CheckSettings(time=time, log_dir=tmp_path / "logs", only=frozenset(only))
+                tmp_path: Path, slack: float = 1.0) -> BotReport:
+    settings = CheckSettings(time=time, log_dir=tmp_path / "logs", only=frozenset(only),
+                             slack=slack)
     with trio.fail_after(120):
         report = await check_bot(parse_bot_arg(command, 0), settings)
     assert not live_children(zombies=False)
@@ -128,10 +130,26 @@ async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> Non
                          tmp_path=tmp_path)
     failed = {o.name: o.problem for o in report.failures}
     assert set(failed) == set(LIFECYCLE) - {"handshake"}
+    # The waits are the base ones, longer on a loaded machine (the host's load per CPU).
+    assert waited(failed["error-mid-game"], "after error: killed") >= 200
+    assert waited(failed["end-of-input"], "after the end of its input") >= 500
+    assert waited(failed["shutdown-mid-game"], "after shutdown") >= 500
+
+
+def waited(problem: str | None, after: str) -> int:
+    """The wait in a problem of the form ``still running N ms AFTER``."""
     advice = "; exit at once, without clean-up (PROTOCOL.md section 3.6)"
-    assert failed["error-mid-game"] == "still running 200 ms after error: killed" + advice
-    assert failed["end-of-input"] == "still running 500 ms after the end of its input" + advice
-    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown" + advice
+    found = re.fullmatch(rf"still running (\d+) ms {after}{re.escape(advice)}", problem or "")
+    assert found is not None, problem
+    return int(found[1])
+
+
+async def test_the_slack_multiplies_the_fixed_waits(tmp_path: Path) -> None:
+    """``check --slack 3``: a bot's exit is waited for three times as long."""
+    report = await check(f"python {HOSTILE / 'lingers.py'}", only={"end-of-input"},
+                         tmp_path=tmp_path, slack=3.0)
+    [outcome] = report.failures
+    assert waited(outcome.problem, "after the end of its input") >= 1500
 
 
 async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(

@@ -14,6 +14,7 @@ from referee.config.bot_commands import env_error, make_command, parse_bot_arg
 from referee.config.errors import SettingsError
 from referee.config.rule_flags import rule_flag_error
 from referee.config.settings import LeagueConfig, available_cpus, directory_error, load_league
+from referee.core.clock import TimeBasis
 from referee.core.specs import HardLimits, Sandbox
 from referee.league.store import ResultStore, StoreError
 from referee.rules import RULES_REVISION
@@ -542,7 +543,33 @@ BAD_FILES = {
         [time]
         bank_ms = 2147483648  # HERE
         """ + TWO_BOTS),
+    "unknown time basis": ("time_basis", """\
+        [time]
+        time_basis = "process"  # HERE
+        """ + TWO_BOTS),
+    "negative void replays": ("void_replays", """\
+        [league]
+        void_replays = -1  # HERE
+        """ + TWO_BOTS),
 }
+
+
+def test_time_basis_and_void_replays(tmp_path: Path) -> None:
+    config = load_league(write(tmp_path, """\
+        [league]
+        void_replays = 0
+
+        [time]
+        move_ms = 200
+        time_basis = "cpu"
+        """ + TWO_BOTS))
+    assert config.time.time_basis is TimeBasis.CPU
+    assert config.time.wall_cap_ms(205) == 2050
+    assert config.void_replays == 0
+    defaults = load_league(write(tmp_path, TWO_BOTS))
+    assert defaults.time.time_basis is TimeBasis.WALL
+    assert defaults.time.wall_cap_ms(205) == 205
+    assert defaults.void_replays == 2
 
 
 @pytest.mark.parametrize("case", list(BAD_FILES))

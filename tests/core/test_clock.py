@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from taki_protocol import TimeLimits
 from taki_protocol.constants import MAX_INT32
 
-from referee.core.clock import DEFAULT_GRACE_MS, MAX_MS, Charge, SeatClock, TimeControl
+from referee.core.clock import (
+    CPU_WALL_CAP,
+    DEFAULT_GRACE_MS,
+    MAX_MS,
+    Charge,
+    SeatClock,
+    TimeBasis,
+    TimeControl,
+)
 
 # --------------------------------------------------------------------------- TimeControl
 
@@ -258,3 +266,16 @@ def test_reactions_leave_clock_untouched(tc: TimeControl, elapsed: list[float]) 
     for e in elapsed:
         assert clock.check_reaction(e).late == (e > tc.reaction_ms + tc.grace_ms)
     assert (clock.time_left_ms(), clock.allowed_ms(), clock.decisions, clock.used_ms) == before
+
+
+def test_the_cpu_basis_caps_wall_time_at_ten_times_the_deadline() -> None:
+    wall = TimeControl(move_ms=100)
+    cpu = TimeControl(move_ms=100, time_basis=TimeBasis.CPU)
+    assert wall.time_basis is TimeBasis.WALL
+    assert wall.wall_cap_ms(105) == 105
+    assert cpu.wall_cap_ms(105) == 105 * CPU_WALL_CAP
+    assert cpu.wall_cap_ms(MAX_MS) == MAX_MS  # never past what the protocol carries
+    assert TimeControl(time_basis="cpu").time_basis is TimeBasis.CPU  # type: ignore[arg-type]
+    assert cpu.describe() == "100 ms/move, CPU time"
+    with pytest.raises(ValueError):
+        TimeControl(time_basis="process")  # type: ignore[arg-type]

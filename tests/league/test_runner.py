@@ -299,7 +299,8 @@ def test_sigkill_loses_only_games_in_flight(tmp_path: Path) -> None:
     assert marked_processes(marker) == []
 
     # The --json report of the finished league.
-    assert set(report) == {"games", "ratings", "forfeits", "seed"}
+    assert set(report) == {"games", "ratings", "forfeits", "seed", "voided", "void_plays"}
+    assert report["voided"] == 0
     assert report["forfeits"] == {} and report["seed"] == load_league(path).seed
     # (Who leads is checked by the deterministic league above: a seeded random bot
     # restarted in the middle of a block plays other moves than an uninterrupted one.)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import time
@@ -9,14 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 from jsonout import strict_json
 from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
 
 from referee.cli.main import main
 from referee.config.bot_commands import parse_bot_arg
-from referee.core.outcomes import MatchSettings
+from referee.core.outcomes import GameOutcome, MatchSettings, SeatOutcome
 from referee.league.sprt_run import EXIT_CAP, EXIT_H0, EXIT_H1, run_sprt
 from referee.ratings.sprt import Sprt
+from referee.rules import EndReason
 
 REPO = Path(__file__).resolve().parents[2]
 GREEDY = f"python {REPO / 'sample_bots' / 'greedy_bot.py'}"
@@ -239,3 +242,26 @@ async def test_run_sprt_in_process(tmp_path: Path) -> None:
     assert outcome.exit_code == {"H1": EXIT_H1, "continue": EXIT_CAP}[outcome.status]
     with pytest.raises(ValueError, match="different names"):
         await run_sprt(new, new, Sprt(0, 10), MatchSettings(), max_games=2)
+
+
+def test_a_pair_with_a_voided_game_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game voided every time it was played has no result: its duplicate pair does not
+    enter the test, and the outcome counts it."""
+
+    async def fake_unit(games: Any, bots: Any, settings: Any, record: Any, *_: Any,
+                        **__: Any) -> None:
+        for game in games:
+            if game.deal == 0 and game.rotation == 0:
+                record(GameOutcome(game, (), 0, None, None, voided=True))
+                continue
+            seats = tuple(SeatOutcome(i, bot, 1 if bot == "new" else 2, 0)
+                          for i, bot in enumerate(game.seats))
+            record(GameOutcome(game, seats, 10, EndReason.WIN, None, winner=0))
+
+    monkeypatch.setattr("referee.league.sprt_run.play_unit", fake_unit)
+    new, old = parse_bot_arg("new=python a.py", 0), parse_bot_arg("old=python b.py", 1)
+    outcome = trio.run(functools.partial(
+        run_sprt, new, old, Sprt(0, 10), MatchSettings(), max_games=6))
+    assert outcome.games == 6
+    assert outcome.voided == 1
+    assert outcome.state.pairs == 2  # deals 1 and 2; deal 0's pair is left out

@@ -12,6 +12,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+from referee.core.fairness import Blame, InfraEvent, WaitFigures
 from referee.core.time_use import TimeUse
 from referee.league import store as store_module
 from referee.league.store import (
@@ -435,6 +436,37 @@ def test_a_first_layout_database_gains_the_times_table_when_a_league_opens_it(
     assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
+def infra_event(game_id: str, attempt: int) -> InfraEvent:
+    figures = WaitFigures(window_ms=400.0, wait_ms=500.0, cpu_ms=30.0, run_delay_ms=350.0,
+                          runnable=True, load_per_cpu=8.5, cpu_pressure=1.0)
+    return InfraEvent(game_id, attempt, 0, "a", Blame.STARVED, "no answer within 100 ms",
+                      figures)
+
+
+def test_voided_plays_and_games_are_stored_and_never_played_again(tmp_path: Path) -> None:
+    """A game voided once and then played keeps its result and its event; a game voided
+    every time has no result (no seats, no rating), counts as stored, and keeps its
+    events with their figures."""
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        replayed = attrs.evolve(game("g1", {"a": 1, "b": 2}), infra=(infra_event("g1", 0),))
+        assert store.record(replayed)
+        voided = GameRecord("g2", "b", 42, 0, None, (), infra=(infra_event("g2", 0),
+                                                               infra_event("g2", 1)),
+                            voided=True)
+        assert store.record(voided)
+        assert not store.record(voided)
+        assert not store.record(game("g2", {"a": 1, "b": 2}))  # never played again
+        assert store.finished_ids() == {"g1", "g2"}
+        assert store.has_game("g2")
+        assert store.game_count() == 1
+        assert [g.game_id for g in store.games()] == ["g1"]
+        assert store.voided_count() == 1
+        events = store.infra_events()
+        assert events == [infra_event("g1", 0), infra_event("g2", 0), infra_event("g2", 1)]
+    assert query(db, "SELECT COUNT(*) FROM seats WHERE game_id = 'g2'") == [(0,)]
+
+
 def test_a_ladder_keeps_its_meetings(tmp_path: Path) -> None:
     from referee.league.store import Meeting
 
@@ -461,7 +493,12 @@ def test_a_second_layout_database_is_read_as_it_is_and_gains_meetings_when_writt
         con.commit()
     with ResultStore(db, readonly=True) as store:
         assert store.meetings() == []
+        assert store.voided_count() == 0  # nor voided games
+        assert store.infra_events() == []
+        assert store.finished_ids() == set()
     assert query(db, "PRAGMA user_version") == [(2,)]
     with ResultStore(db) as store:
         assert store.meetings() == []
-    assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(3,)]
+        assert store.record(GameRecord("g", "b", 1, 0, None, (), voided=True))
+        assert store.voided_count() == 1
+    assert query(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)] == [(4,)]

@@ -358,7 +358,7 @@ async def test_game_fault_error_reaches_the_bot(
 ) -> None:
     # Time enough, on a loaded machine, for the bot to read its error and write it down
     # before it is stopped: what counts here is that the message arrives.
-    monkeypatch.setattr("referee.shell.bots.GOODBYE_S", 10.0)
+    monkeypatch.setattr("referee.shell.bots.GOODBYE_MS", 10000)
     report = tmp_path / "error.txt"
     bot = hostile("report_error", "illegal", str(report))
     outcomes = await play([bot, random_bot(1)], tmp_path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -47,11 +48,11 @@ async def test_the_requests_built_without_checks_pass_them(
     original = BotConnection.request
 
     async def request(self: BotConnection, message: Decide | React,
-                      deadline_ms: int) -> tuple[Answer, float]:
+                      deadline_ms: int, **options: Any) -> tuple[Answer, float]:
         fields = {name: getattr(message, name) for name in message.FIELDS}
         assert type(message)(**fields) == message
         checked.append(message.TYPE)
-        return await original(self, message, deadline_ms)
+        return await original(self, message, deadline_ms, **options)
 
     monkeypatch.setattr(BotConnection, "request", request)
     names = [f"random{i}" for i in range(players)]

@@ -16,8 +16,9 @@ import trio
 from taki_protocol import Decide, GameRules, GameStart, TimeLimits
 
 from referee.core.faults import BotCrashed, BotProtocolError, BotTimeout
+from referee.core.margins import GOODBYE_MS
 from referee.core.specs import BotCommand, BotSpec
-from referee.shell.bots import GOODBYE_S, BotConnection, open_bot
+from referee.shell.bots import BotConnection, open_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"
@@ -55,7 +56,7 @@ def no_leftover_processes() -> None:
 def long_goodbye(monkeypatch: pytest.MonkeyPatch) -> None:
     """A goodbye long enough for any bot to read its error and exit on a loaded machine:
     the tests that use it are about the message arriving, not about how fast."""
-    monkeypatch.setattr("referee.shell.bots.GOODBYE_S", 30.0)
+    monkeypatch.setattr("referee.shell.bots.GOODBYE_MS", 30000)
 
 
 async def start_game(conn: BotConnection) -> None:
@@ -176,13 +177,16 @@ async def test_handshake_fault_error_reaches_the_bot(
 
 
 async def test_a_forfeit_waits_for_a_bot_that_ignores_its_error_only_briefly() -> None:
-    """The bound itself: a bot that neither reads nor exits costs about GOODBYE_S."""
+    """The bound itself: a bot that neither reads nor exits costs about its goodbye time
+    (GOODBYE_MS, scaled by the host's load)."""
     async with open_bot(deaf_bot(), startup_ms=5000) as conn:
         start = trio.current_time()
         await conn.fail(BotTimeout("no answer within 1000 ms"))
         took = trio.current_time() - start
         assert conn.process.returncode == -signal.SIGKILL
-    assert GOODBYE_S <= took < GOODBYE_S + 2  # the grace, then the kill; never more
+    goodbye = conn.exit_wait_s
+    assert goodbye >= GOODBYE_MS / 1000
+    assert goodbye <= took < goodbye + 2  # the grace, then the kill; never more
 
 
 @pytest.mark.usefixtures("long_goodbye")

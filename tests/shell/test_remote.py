@@ -40,6 +40,7 @@ from referee.config.errors import SettingsError
 from referee.config.settings import load_league
 from referee.core.clock import TimeControl
 from referee.core.faults import BotTimeout, FaultReason
+from referee.core.margins import GOODBYE_MS
 from referee.core.outcomes import GameOutcome, MatchSettings, SeatForfeit
 from referee.core.replay import Replay, verify
 from referee.core.schedule import match_games
@@ -51,7 +52,7 @@ from referee.league.store import ResultStore
 from referee.match.unit import play_unit
 from referee.ratings.sprt import Sprt
 from referee.shell.admission import PREAUTH_TIMEOUT_S, RateLimiter
-from referee.shell.bots import GOODBYE_S, BotConnection
+from referee.shell.bots import BotConnection
 from referee.shell.connect import ConnectError, client_tls_context, connect_bot
 from referee.shell.network import RemoteSetupError, parse_address
 from referee.shell.remote import MAX_PENDING_PER_ADDRESS, RemoteSeats
@@ -401,7 +402,9 @@ async def forfeit_a_bot_that_reads_to_the_end(
             start = trio.current_time()
             await conn.fail(BotTimeout("no answer within 1000 ms"))
             took = trio.current_time() - start
-    return transport, bytes(received), took
+    # The goodbye time is the one the connection gave (GOODBYE_MS, scaled by the load).
+    assert conn.exit_wait_s >= GOODBYE_MS / 1000
+    return transport, bytes(received), took - conn.exit_wait_s
 
 
 ERROR = Error(reason="timeout", message="no answer within 1000 ms")
@@ -412,7 +415,7 @@ async def test_a_forfeited_remote_bot_reads_end_of_file_after_its_error(
 ) -> None:
     """On plain TCP the error is followed by end of file, as on a local bot's stdin: the
     bot that reads on until its input ends is not cut off, it closes the connection."""
-    monkeypatch.setattr("referee.shell.bots.GOODBYE_S", 30.0)  # only the end of file ends it
+    monkeypatch.setattr("referee.shell.bots.GOODBYE_MS", 30000)  # only the end of file ends it
     transport, received, _ = await forfeit_a_bot_that_reads_to_the_end(lambda s: s)
     assert unpack_message(received) == ERROR
     assert transport.status() == "closed the connection"
@@ -424,7 +427,7 @@ async def test_without_half_close_a_forfeit_still_ends_within_the_goodbye() -> N
     transport, received, took = await forfeit_a_bot_that_reads_to_the_end(WithoutHalfClose)
     assert unpack_message(received) == ERROR
     assert transport.status() == "was disconnected by the referee"
-    assert GOODBYE_S <= took < GOODBYE_S + 1.5
+    assert 0 <= took < 1.5  # past the goodbye time
 
 
 def league_file(path: Path, far: str) -> Path:

@@ -1,0 +1,212 @@
+"""Whose fault a timeout was: the bot's, or the machine's (an infrastructure fault).
+
+This module is pure arithmetic on figures the I/O layer measured over a timed wait
+(``referee.shell.cputime``): how long the wait was watched, the CPU time the bot's
+processes used meanwhile, how long they waited for a CPU while runnable, the CPU time
+the other bots of the game used, and how late the referee itself ran.
+
+A timeout is an **infrastructure fault** when
+
+* the bot was **starved**: its processes used less than :data:`STARVED_CPU_SHARE` of a
+  CPU over the watched part of the wait while they were runnable (running or waiting
+  for a CPU): at least :data:`RUNNABLE_SHARE` of it by the kernel's count, or at both
+  ends of it on a host whose CPUs were in demand (some task waited for a CPU at least
+  :data:`BUSY_PRESSURE` of the time, or, where the kernel does not tell, the load per
+  CPU was above 1); or its answer came late by less than its processes waited for a
+  CPU over the window (without those waits it was in time); or
+* the **referee was late**: it ran more than its margin (:func:`late_margin_ms`) after
+  the deadline or after the bot's answer could be read, and the answer was waiting;
+
+and the starvation did not come from the game itself: the other bots of the game used
+less than :data:`OTHERS_CPU_SHARE` of a CPU meanwhile, and all the game's bots together
+at most :data:`GAME_CPU_SHARE` CPUs. CPU that a bot's own processes burn, children
+included, is the bot's: a bot that forks busy loops is never starved by them, and
+never makes another seat's timeout void, and a bot whose processes wanted more than
+:data:`GAME_CPU_SHARE` CPUs (their CPU time and wait for a CPU together) crowded
+itself (over the whole wait: the kernel counts a wait when it ends). A bot that lowered
+its own priority (its nice value, or its session's autogroup) chose to yield: it is
+never starved either. A bot that sleeps, or waits on anything but a CPU, is not
+runnable, hence never starved: its timeout is its own.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Final
+
+import attrs
+
+__all__ = [
+    "BUSY_PRESSURE",
+    "GAME_CPU_SHARE",
+    "OTHERS_CPU_SHARE",
+    "RUNNABLE_SHARE",
+    "STARVED_CPU_SHARE",
+    "Blame",
+    "InfraEvent",
+    "WaitFigures",
+    "judge",
+    "late_margin_ms",
+]
+
+#: The share of the time some task waited for a CPU on a host whose CPUs were in demand.
+BUSY_PRESSURE: Final = 0.5
+#: A bot whose processes used less than this share of one CPU over the wait got too
+#: little of the machine to be blamed...
+STARVED_CPU_SHARE: Final = 0.5
+#: ...when they were runnable (on a CPU or waiting for one) at least this share of it.
+RUNNABLE_SHARE: Final = 0.5
+#: The other bots of the game used at least this share of one CPU while the seat
+#: waited: the starvation came from the game, not from the machine.
+OTHERS_CPU_SHARE: Final = 0.5
+#: All the bots of the game together used more than this many CPUs over the wait.
+GAME_CPU_SHARE: Final = 1.25
+#: The smallest margin of the referee's own lateness, in milliseconds.
+MIN_LATE_MARGIN_MS: Final = 10.0
+
+
+def late_margin_ms(grace_ms: int) -> float:
+    """How late the referee may run before its lateness, not the bot, decides."""
+    return max(MIN_LATE_MARGIN_MS, float(grace_ms))
+
+
+class Blame(StrEnum):
+    """Whose fault a timeout was."""
+
+    #: The bot's: it forfeits (or takes a strike).
+    BOT = "bot"
+    #: The bot was starved of CPU by the machine: the game is voided.
+    STARVED = "starved"
+    #: The referee ran late while the bot's answer waited: the game is voided.
+    REFEREE_LATE = "referee_late"
+
+
+def _ms(value: float) -> float:
+    return round(float(value), 1)
+
+
+@attrs.frozen
+class WaitFigures:
+    """What was measured over the watched part of one timed wait, in milliseconds."""
+
+    #: How long the wait was watched (the window the other figures cover).
+    window_ms: float = attrs.field(converter=_ms)
+    #: The whole wait, from the request to the verdict.
+    wait_ms: float = attrs.field(converter=_ms)
+    #: CPU time of the bot's processes (its whole tree) over the window; None when it
+    #: cannot be measured (a remote bot).
+    cpu_ms: float | None = attrs.field(default=None)
+    #: How long the bot's threads waited for a CPU while runnable, over the window (the
+    #: kernel counts a wait when it ends: a thread that never ran shows none).
+    run_delay_ms: float | None = attrs.field(default=None)
+    #: Whether a thread of the bot was runnable (on a CPU or waiting for one) both when
+    #: the window began and when it ended.
+    runnable: bool = False
+    #: Whether the bot lowered its own priority (its nice value, or its session's).
+    lowered_priority: bool = False
+    #: CPU time of the other bots of the game over the window.
+    others_cpu_ms: float = attrs.field(default=0.0, converter=_ms)
+    #: How late the referee ran: after the deadline when it expired, or how long its
+    #: own thread waited for a CPU over the window, whichever is more.
+    referee_late_ms: float = attrs.field(default=0.0, converter=_ms)
+    #: Whether the bot's answer (or its first bytes) waited when the referee gave up.
+    answer_waiting: bool = False
+    #: For an answer read after its deadline: how late (None: no answer came).
+    answer_late_ms: float | None = None
+    #: The host's load over one minute per CPU, and the share of the window some task
+    #: waited for a CPU (``/proc/pressure/cpu``), when the host tells.
+    load_per_cpu: float | None = None
+    cpu_pressure: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WaitFigures:
+        return cls(**data)
+
+    def describe(self) -> str:
+        """One line: ``waited 1200 ms; over 600 ms the bot used 40 ms of CPU ...``."""
+        parts = [f"waited {self.wait_ms:.0f} ms"]
+        if self.cpu_ms is not None:
+            parts.append(f"over {self.window_ms:.0f} ms its processes used"
+                         f" {self.cpu_ms:.0f} ms of CPU")
+        if self.run_delay_ms is not None:
+            parts.append(f"waited {self.run_delay_ms:.0f} ms for a CPU")
+        if self.runnable:
+            parts.append("was runnable")
+        parts.append(f"the other bots used {self.others_cpu_ms:.0f} ms")
+        parts.append(f"the referee ran {self.referee_late_ms:.0f} ms late")
+        if self.load_per_cpu is not None:
+            parts.append(f"load {self.load_per_cpu:.1f} per CPU")
+        return "; ".join(parts)
+
+
+def judge(figures: WaitFigures, grace_ms: int) -> Blame:
+    """Whose fault the timeout measured by ``figures`` was (see the module docstring)."""
+    window = figures.window_ms
+    if window <= 0:
+        return Blame.BOT
+    own = figures.cpu_ms
+    if figures.others_cpu_ms >= OTHERS_CPU_SHARE * window:
+        return Blame.BOT
+    if own is not None and own + figures.others_cpu_ms > GAME_CPU_SHARE * window:
+        return Blame.BOT
+    if figures.answer_waiting and figures.referee_late_ms > late_margin_ms(grace_ms):
+        return Blame.REFEREE_LATE
+    if own is None or figures.run_delay_ms is None:
+        return Blame.BOT
+    if figures.lowered_priority:
+        return Blame.BOT
+    # The kernel counts a wait for a CPU when it ends, so the waits counted over the
+    # window began after the request, not necessarily in the window: one thread's CPU
+    # time and waits add up to at most the whole wait.
+    if own + figures.run_delay_ms > GAME_CPU_SHARE * max(window, figures.wait_ms):
+        return Blame.BOT  # it wanted more than a CPU: its threads crowded each other
+    late = figures.answer_late_ms
+    if late is not None and figures.run_delay_ms > late:
+        return Blame.STARVED  # without its waits for a CPU, the answer was in time
+    if own >= STARVED_CPU_SHARE * window:
+        return Blame.BOT
+    if own + figures.run_delay_ms >= RUNNABLE_SHARE * window:
+        return Blame.STARVED
+    if figures.runnable and _host_busy(figures):
+        return Blame.STARVED
+    return Blame.BOT
+
+
+def _host_busy(figures: WaitFigures) -> bool:
+    if figures.cpu_pressure is not None:
+        return figures.cpu_pressure >= BUSY_PRESSURE
+    return figures.load_per_cpu is not None and figures.load_per_cpu > 1
+
+
+@attrs.frozen
+class InfraEvent:
+    """A timeout that was the machine's fault: the game was voided (and played again)."""
+
+    game_id: str
+    #: Which play of the game it happened in (0: the first).
+    attempt: int
+    seat: int
+    bot: str
+    blame: Blame = attrs.field(converter=Blame)
+    #: The timeout as the bot would have been told it.
+    detail: str
+    figures: WaitFigures
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game_id": self.game_id, "attempt": self.attempt, "seat": self.seat,
+                "bot": self.bot, "blame": str(self.blame), "detail": self.detail,
+                "figures": self.figures.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> InfraEvent:
+        fields = dict(data)
+        fields["figures"] = WaitFigures.from_json(fields["figures"])
+        return cls(**fields)
+
+    def describe(self) -> str:
+        why = "starved of CPU" if self.blame is Blame.STARVED else "the referee ran late"
+        return f"{self.game_id}: {self.bot} (seat {self.seat}) timed out, {why}: " + (
+            self.figures.describe())

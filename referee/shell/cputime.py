@@ -1,0 +1,317 @@
+"""CPU time of a bot's processes, and the host's state, for judging timed waits.
+
+A bot's CPU time is its whole process tree's: the bot's own process (all its threads,
+from its CPU clock, to the nanosecond), every live descendant found from
+``/proc/PID/task/TID/children`` (which also reaches everything in a sandbox's pid
+namespace), and the children they reaped (``cutime`` and ``cstime``, in clock ticks).
+A *thorough* sample (:meth:`CpuMeter.sample`, taken only when a wait has lasted a
+while) also counts the processes of the bot's session that left its tree (an orphan
+reparented to init), and how long every thread of the bot waited for a CPU while
+runnable (``/proc/PID/task/TID/schedstat``). A process found at the end of a wait that
+was not there at its start counts with all its CPU time: the bot is never charged less
+than it used. Where the bot has a cgroup of its own with a CPU counter, the cgroup's
+count is used when it is larger.
+
+The referee's own lateness comes from its thread's wait for a CPU (its ``schedstat``),
+the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrades to
+"unknown" (None) where ``/proc`` does not tell, and nothing here raises.
+
+Costs (``benchmarks/ipc.py`` measures a decision): one ``clock_gettime`` and a few small
+reads of ``/proc`` per quick reading (the CPU basis, twice a decision); a thorough
+sample scans ``/proc`` (a few milliseconds on a busy host), and is taken only by waits
+that reached their check point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from referee.shell.limits import CGROUP_ROOT, PARENT
+
+__all__ = ["CpuMeter", "CpuSample", "HostSample", "host_sample", "load_per_cpu",
+           "own_cgroup_dirs"]
+
+_TICK_MS: Final = 1000.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+_CPUS: Final = os.cpu_count() or 1
+_OWN_NICE: Final = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
+
+
+def _read(path: str, size: int = 1024) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after the command name: state first."""
+    data = _read(f"/proc/{pid}/stat", 1024)
+    if not data:
+        return None
+    return data[data.rfind(b")") + 2:].split()
+
+
+def _process_cpu_ms(pid: int) -> float | None:
+    """The CPU time of all the threads of process ``pid`` (live or ended), from its CPU
+    clock; None once it is gone (or where there is no such clock)."""
+    clock = ((~pid) << 3) | 2  # the kernel's CPU clock of a process (CPUCLOCK_SCHED)
+    try:
+        return time.clock_gettime_ns(clock) / 1e6
+    except (OSError, OverflowError, AttributeError):
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tids:
+        data = _read(f"/proc/{pid}/task/{tid}/children", 4096)
+        if data:
+            found.extend(int(c) for c in data.split())
+    return found
+
+
+def _threads(pid: int) -> tuple[float, bool]:
+    """How long the threads of ``pid`` waited for a CPU while runnable (ms; the kernel
+    counts a wait when it ends), and whether one of them is runnable now (state R)."""
+    total = 0
+    runnable = False
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0, False
+    for tid in tids:
+        data = _read(f"/proc/{pid}/task/{tid}/schedstat", 128)
+        if data:
+            fields = data.split()
+            if len(fields) > 1:
+                total += int(fields[1])
+        stat = _read(f"/proc/{pid}/task/{tid}/stat", 512)
+        if stat and stat[stat.rfind(b")") + 2:][:1] == b"R":
+            runnable = True
+    return total / 1e6, runnable
+
+
+def _lowered(pid: int, fields: list[bytes] | None) -> bool:
+    """Whether process ``pid`` runs at a lower priority than the referee: a nice value
+    above the referee's, or an autogroup (its session's share) niced above 0."""
+    if fields is not None and len(fields) > 16:
+        with contextlib.suppress(ValueError):
+            if int(fields[16]) > _OWN_NICE:
+                return True
+    data = _read(f"/proc/{pid}/autogroup", 128)
+    if data:
+        parts = data.split()
+        with contextlib.suppress(ValueError, IndexError):
+            return parts[-2] == b"nice" and int(parts[-1]) > 0
+    return False
+
+
+def _session_members(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (a full scan of ``/proc``)."""
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    wanted = b"%d" % sid
+    found = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        fields = _stat_fields(int(name))
+        if fields is not None and len(fields) > 3 and fields[3] == wanted:
+            found.append(int(name))
+    return found
+
+
+@attrs.frozen
+class CpuSample:
+    """CPU figures of one bot's processes at one moment."""
+
+    #: Trio-independent monotonic time of the sample, in seconds.
+    at: float
+    #: CPU time by process, in ms (reaped children's included in their parent's).
+    by_pid: dict[int, float]
+    #: Their threads' wait for a CPU by process, in ms (not in quick samples: None).
+    delay_by_pid: dict[int, float] | None
+    #: The bot's cgroup CPU counter, in ms, when it has one.
+    cgroup_ms: float | None = None
+    #: Whether a thread of the processes was runnable (running or waiting for a CPU)
+    #: at the sample (not in quick samples: False).
+    runnable: bool = False
+    #: Whether one of them lowered its priority below the referee's (thorough only).
+    lowered: bool = False
+
+    def since(self, earlier: CpuSample) -> float:
+        """CPU time used between ``earlier`` and this sample, in ms: processes that
+        were not there before count with all their time, and none counts less than 0."""
+        used = 0.0
+        for pid, ms in self.by_pid.items():
+            used += max(0.0, ms - earlier.by_pid.get(pid, 0.0))
+        if self.cgroup_ms is not None and earlier.cgroup_ms is not None:
+            used = max(used, self.cgroup_ms - earlier.cgroup_ms)
+        return used
+
+    def run_delay_since(self, earlier: CpuSample) -> float | None:
+        """How long the processes of both samples waited for a CPU in between, in ms
+        (a process of one sample only is left out: its wait is not known)."""
+        if self.delay_by_pid is None or earlier.delay_by_pid is None:
+            return None
+        before = earlier.delay_by_pid
+        return sum(max(0.0, ms - before[pid]) for pid, ms in self.delay_by_pid.items()
+                   if pid in before)
+
+
+def _reaped_ms(fields: list[bytes] | None) -> float:
+    """``cutime + cstime`` of a process (its reaped children), in ms."""
+    if fields is None or len(fields) < 15:
+        return 0.0
+    return (int(fields[13]) + int(fields[14])) * _TICK_MS
+
+
+def _cgroup_ms(dirs: Sequence[Path]) -> float | None:
+    for d in dirs:
+        data = _read(str(d / "cpuacct.usage"), 64)
+        if data is not None and data.strip().isdigit():
+            return int(data) / 1e6
+        data = _read(str(d / "cpu.stat"), 1024)
+        if data is not None:
+            for line in data.splitlines():
+                key, _, value = line.partition(b" ")
+                if key == b"usage_usec" and value.strip().isdigit():
+                    return int(value) / 1e3
+    return None
+
+
+def own_cgroup_dirs(pid: int, root: Path = CGROUP_ROOT) -> tuple[Path, ...]:
+    """The directories of the cgroups that the limits backend made for the bot ``pid``
+    alone (``.../taki-referee/NAME``) and that count CPU time, from ``/proc/PID/cgroup``."""
+    data = _read(f"/proc/{pid}/cgroup", 4096)
+    found = []
+    for line in (data or b"").decode(errors="replace").splitlines():
+        _, controllers, path = ([*line.split(":", 2), "", ""])[:3]
+        if f"/{PARENT}/" not in path + "/":
+            continue
+        relative = path.lstrip("/")
+        if controllers == "":
+            found.append(root / relative)
+        elif "cpuacct" in controllers.split(","):
+            found.append(root / controllers / relative)
+    return tuple(found)
+
+
+class CpuMeter:
+    """Reads the CPU time of one bot's process tree (its root is ``pid``, which leads
+    its session), and its own cgroup's CPU counter when it has one."""
+
+    def __init__(self, pid: int, cgroup_dirs: Sequence[Path] | None = None) -> None:
+        self.pid = pid
+        self.cgroup_dirs = own_cgroup_dirs(pid) if cgroup_dirs is None else tuple(cgroup_dirs)
+
+    def _tree(self) -> list[int]:
+        pids = [self.pid]
+        index = 0
+        while index < len(pids) and len(pids) < 4096:
+            pids.extend(c for c in _children(pids[index]) if c not in pids)
+            index += 1
+        return pids
+
+    def _measure(self, pids: Iterable[int], thorough: bool) -> CpuSample:
+        by_pid: dict[int, float] = {}
+        delay: dict[int, float] | None = {} if thorough else None
+        runnable = lowered = False
+        for pid in pids:
+            cpu = _process_cpu_ms(pid)
+            if cpu is None:
+                continue
+            fields = _stat_fields(pid)
+            by_pid[pid] = cpu + _reaped_ms(fields)
+            if delay is not None:
+                delay[pid], running = _threads(pid)
+                runnable = runnable or running
+                lowered = lowered or _lowered(pid, fields)
+        cgroup = _cgroup_ms(self.cgroup_dirs) if self.cgroup_dirs else None
+        return CpuSample(time.monotonic(), by_pid, delay, cgroup, runnable, lowered)
+
+    def quick(self) -> CpuSample:
+        """The tree's CPU time now (for charging CPU time): no session scan."""
+        return self._measure(self._tree(), thorough=False)
+
+    def tree_sample(self) -> CpuSample:
+        """The tree's CPU time and its threads' wait for a CPU (no session scan)."""
+        return self._measure(self._tree(), thorough=True)
+
+    def sample(self) -> CpuSample:
+        """The tree's and the rest of the session's CPU time, and their threads' wait
+        for a CPU (for judging a timeout)."""
+        pids = self._tree()
+        pids.extend(p for p in _session_members(self.pid) if p not in pids)
+        return self._measure(pids, thorough=True)
+
+
+@attrs.frozen
+class HostSample:
+    """The referee's and the host's state at one moment."""
+
+    at: float
+    #: How long the referee's thread has waited for a CPU, in ms (None: unknown).
+    referee_delay_ms: float | None
+    #: ``some`` total of ``/proc/pressure/cpu``, in ms.
+    pressure_ms: float | None
+    #: One-minute load average per CPU.
+    load_per_cpu: float | None
+
+    def referee_delay_since(self, earlier: HostSample) -> float:
+        if self.referee_delay_ms is None or earlier.referee_delay_ms is None:
+            return 0.0
+        return max(0.0, self.referee_delay_ms - earlier.referee_delay_ms)
+
+    def pressure_since(self, earlier: HostSample) -> float | None:
+        if self.pressure_ms is None or earlier.pressure_ms is None or self.at <= earlier.at:
+            return None
+        share = (self.pressure_ms - earlier.pressure_ms) / ((self.at - earlier.at) * 1000)
+        return round(min(1.0, max(0.0, share)), 3)
+
+
+def load_per_cpu() -> float | None:
+    """The host's one-minute load average per CPU (None: unknown)."""
+    data = _read("/proc/loadavg", 128)
+    if not data:
+        return None
+    try:
+        return round(float(data.split()[0]) / _CPUS, 2)
+    except (ValueError, IndexError):
+        return None
+
+
+def host_sample() -> HostSample:
+    """The referee's thread's wait for a CPU so far, and the host's CPU pressure and load."""
+    delay = None
+    data = _read("/proc/thread-self/schedstat", 128)
+    if data:
+        with contextlib.suppress(ValueError, IndexError):
+            delay = int(data.split()[1]) / 1e6
+    pressure = None
+    data = _read("/proc/pressure/cpu", 256)
+    if data:
+        for part in data.splitlines()[0].split():
+            if part.startswith(b"total="):
+                with contextlib.suppress(ValueError):
+                    pressure = int(part[6:]) / 1e3
+    return HostSample(time.monotonic(), delay, pressure, load_per_cpu())
