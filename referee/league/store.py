@@ -423,6 +423,37 @@ class ResultStore:
         for game_id, block, seed, actions, reason, replay in rows:
             yield GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]), replay)
 
+    def games_since(self, after: int, limit: int) -> tuple[int, list[GameRecord]]:
+        """At most ``limit`` games stored after the game numbered ``after`` (0: from the
+        first), in the order they finished, and the number of the last one returned
+        (``after`` when none): a reader that keeps up with a growing database reads
+        each game once."""
+        with self._errors(_READ):
+            rows = self._db.execute(
+                "SELECT rowid, game_id, block, seed, actions, reason, replay FROM games "
+                "WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
+            if not rows:
+                return after, []
+            first, last = rows[0][0], rows[-1][0]
+            seats: dict[str, list[SeatRecord]] = defaultdict(list)
+            timed = "seat_times" in {row[0] for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            times = "s.times_ms, s.near_misses" if timed else "NULL, NULL"
+            join = ("LEFT JOIN seat_times s ON s.game_id = t.game_id AND s.seat = t.seat"
+                    if timed else "")
+            for row in self._db.execute(
+                "SELECT t.game_id, t.seat, t.bot, t.place, t.points, t.forfeit_reason, "
+                f"t.forfeit_detail, {times} FROM games g JOIN seats t ON t.game_id = g.game_id "
+                f"{join} WHERE g.rowid BETWEEN ? AND ? ORDER BY t.game_id, t.seat",
+                (first, last),
+            ):
+                game_id, seat, bot, place, points, reason, detail, spent, near = row
+                time = TimeUse() if spent is None else TimeUse(tuple(json.loads(spent)), near)
+                seats[game_id].append(SeatRecord(seat, bot, place, points, reason, detail, time))
+        return last, [GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]),
+                                 replay)
+                      for _, game_id, block, seed, actions, reason, replay in rows]
+
     def game_count(self) -> int:
         with self._errors(_READ):
             return int(self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
