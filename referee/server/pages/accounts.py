@@ -40,7 +40,7 @@ async def sign_in_form(request: Request) -> Response:
     session = site.sessions.of(request)
     if session is not None:
         return _see_other("/organizer" if session.role is Role.ORGANIZER else "/me")
-    return await site.page(request, "signin.html", lambda: {"problem": ""})
+    return await site.page(request, "signin.html", lambda: {"problem": ""}, form=True)
 
 
 async def sign_in(request: Request) -> Response:
@@ -61,7 +61,7 @@ async def sign_in(request: Request) -> Response:
         except Refused as exc:
             message = exc.message
             return await site.page(request, "signin.html", lambda: {"problem": message},
-                                   status=401)
+                                   status=401, form=True)
         session = site.sessions.start(Role.PARTICIPANT, participant.name)
         target = "/me"
     response = _see_other(target)

@@ -92,6 +92,8 @@ class BotFacts:
     near_misses: int = 0
     #: (game number, Elo after it), thinned to at most HISTORY_POINTS.
     history: list[tuple[int, float]] = attrs.field(factory=list)
+    #: The time figures, until the next game (sorting the times is the dear part).
+    figures: dict[str, float | int | None] | None = None
 
     @property
     def score(self) -> float | None:
@@ -103,6 +105,11 @@ class BotFacts:
 
     def time_figures(self) -> dict[str, float | int | None]:
         """Decisions, mean, p95 (nearest rank) and max in ms, near misses."""
+        if self.figures is None:
+            self.figures = self._time_figures()
+        return self.figures
+
+    def _time_figures(self) -> dict[str, float | int | None]:
         count = self.decisions
         if not count:
             return {"decisions": 0, "mean": None, "p95": None, "max": None,
@@ -169,6 +176,7 @@ class Digest:
             for seat in seats:
                 facts = self.bots[seat.bot]
                 facts.games.append(number)
+                facts.figures = None
                 facts.times.update(seat.time.times_ms)
                 facts.near_misses += seat.time.near_misses
                 if seat.forfeit_reason is not None:

@@ -10,6 +10,7 @@ request while the others wait for it.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -35,6 +36,8 @@ __all__ = ["PageError", "Site"]
 
 #: Pages rendered at once (each in a worker thread).
 RENDERERS: Final = 2
+#: Visitors' pages kept rendered.
+KEPT_PAGES: Final = 256
 #: The digest is read again from the database at most this often.
 REFRESH_S: Final = 1.0
 
@@ -68,6 +71,9 @@ class Site:
         #: Every submission that passed, by the name it plays under.
         self.entrants: dict[str, Submission] = {}
         self.active: set[str] = set()
+        #: Rendered visitors' pages, with the version of the games they show.
+        self._kept: OrderedDict[tuple[str, str, str], tuple[tuple[int, int, int], str]] = \
+            OrderedDict()
 
     @property
     def name(self) -> str:
@@ -88,8 +94,12 @@ class Site:
             return results.meetings()
 
     async def refresh(self) -> None:
-        """Bring the digest and the bots up to date (at most once every REFRESH_S)."""
+        """Bring the digest and the bots up to date (at most once every REFRESH_S).
+        While one request reads, the others show what was read before (once there is
+        something)."""
         if time.monotonic() - self._refreshed < REFRESH_S:
+            return
+        if self._refreshing.locked() and self._refreshed >= 0:
             return
         async with self._refreshing:
             if time.monotonic() - self._refreshed < REFRESH_S:
@@ -108,21 +118,45 @@ class Site:
         return self.templates.get_template(template).render(competition=self.name,
                                                             **context)
 
+    def _version(self) -> tuple[int, int, int]:
+        """What a page of the stored games depends on: it changes when they change."""
+        return self.digest.version, len(self.entrants), len(self.active)
+
+    def _keep(self, key: tuple[str, str, str], version: tuple[int, int, int],
+              text: str) -> None:
+        self._kept[key] = (version, text)
+        self._kept.move_to_end(key)
+        while len(self._kept) > KEPT_PAGES:
+            self._kept.popitem(last=False)
+
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
-                   session: Session | None = None) -> Response:
+                   session: Session | None = None, form: bool = False) -> Response:
         """A whole page: ``build()`` (under the digest's lock) gives the template its
-        values, both in a worker thread."""
+        values, both in a worker thread. A page with a ``form`` for visitors gives them
+        its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
+        every visitor: they are kept, each until the stored games change."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
+        shared = session is None and not form and status == 200
+        key = (template, request.url.path, request.url.query)
+        version = self._version()
+        if shared:
+            kept = self._kept.get(key)
+            if kept is not None and kept[0] == version:
+                self._kept.move_to_end(key)
+                return answer(kept[1])
 
         def work() -> str:
             with self.digest.lock:
                 values = build()
-            return self.render(template, session=session, csrf=csrf,
-                               signed_in=_signed_in(session), **values)
+            return self.render(template, session=session, csrf=csrf if form or session
+                               else "", signed_in=_signed_in(session), **values)
 
-        response = answer(await self.run(work), status, private=session is not None)
-        if new_visitor:
+        text = await self.run(work)
+        if shared:
+            self._keep(key, version, text)
+        response = answer(text, status, private=session is not None)
+        if new_visitor and form:
             set_cookie(response, request, VISITOR_COOKIE, csrf)
         return response
 
@@ -130,7 +164,7 @@ class Site:
                        build: Callable[[], dict[str, Any]], *, private: bool = False
                        ) -> Response:
         """Part of a page that its script fetches again; 304 while nothing changed."""
-        tag = f'"{self.digest.version}-{len(self.entrants)}-{len(self.active)}"'
+        tag = '"{}-{}-{}"'.format(*self._version())
         if not private and request.headers.get("if-none-match") == tag:
             return Response(status_code=304, headers={"ETag": tag})
 
@@ -139,7 +173,16 @@ class Site:
                 values = build()
             return self.render(template, **values)
 
-        response = answer(await self.run(work), 200, private=private)
+        key = (template, request.url.path, request.url.query)
+        version = self._version()
+        kept = None if private else self._kept.get(key)
+        if kept is not None and kept[0] == version:
+            text = kept[1]
+        else:
+            text = await self.run(work)
+            if not private:
+                self._keep(key, version, text)
+        response = answer(text, 200, private=private)
         if not private:
             response.headers["ETag"] = tag
         return response
