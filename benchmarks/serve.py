@@ -122,13 +122,19 @@ async def viewer(client: httpx.AsyncClient, pages: list[str], think: float,
         path = rng.choice(pages)
         if path.startswith("/games/"):  # another game of the same range
             path = f"/games/{rng.randint(1, int(path.split('/')[-1]))}"
-        began = time.perf_counter()
-        answer = await client.get(path)
-        took = (time.perf_counter() - began) * 1000
         kind = re.sub(r"\d+", "N", re.sub(r"/bots/.*", "/bots/B", path))
+        began = time.perf_counter()
+        try:
+            answer = await client.get(path)
+        except httpx.HTTPError as exc:
+            seen[f"{kind} error {type(exc).__name__}"].append(
+                (time.perf_counter() - began) * 1000)
+            continue
+        took = (time.perf_counter() - began) * 1000
         if answer.status_code not in (200, 304):
             seen[f"{kind} status {answer.status_code}"].append(took)
-        seen[kind].append(took)
+        else:
+            seen[kind].append(took)
         await trio.sleep(rng.uniform(0.5, 1.5) * think)
 
 
@@ -142,7 +148,8 @@ async def busy(url: str, tokens: dict[str, str], args: argparse.Namespace, games
     rng = random.Random(round_)
     pages = mix(bots, games, rng)
     until = time.monotonic() + args.seconds
-    limits = httpx.Limits(max_connections=args.viewers)
+    # Connections idle for 2 s are closed before the server's 5 s keep-alive ends.
+    limits = httpx.Limits(max_connections=args.viewers, keepalive_expiry=2.0)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client, \
             trio.open_nursery() as nursery:
         for _ in range(args.viewers):
@@ -200,24 +207,28 @@ def main() -> None:
                                   "competition.sqlite"], cwd=where, check=True,
                                  capture_output=True, text=True).stdout
             tokens[name] = out.strip().splitlines()[-1]
-        server = subprocess.Popen(
-            [TAKI, "serve", "competition.toml", "--db", "competition.sqlite", "--listen",
-             "127.0.0.1:0"], cwd=where, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, start_new_session=True)
+        said = where / "serve.out"
+        with said.open("w") as output:
+            server = subprocess.Popen(
+                [TAKI, "serve", "competition.toml", "--db", "competition.sqlite",
+                 "--listen", "127.0.0.1:0"], cwd=where, stdout=output,
+                stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            assert server.stdout is not None
             url = None
-            for line in server.stdout:
-                found = re.search(r"serving on (http://\S+)", line)
+            deadline = time.monotonic() + 60
+            while url is None and time.monotonic() < deadline and server.poll() is None:
+                found = re.search(r"serving on (http://\S+)", said.read_text())
                 if found:
                     url = found.group(1)
-                    break
+                time.sleep(0.2)
             if url is None:
-                raise SystemExit("serve did not start")
+                raise SystemExit("serve did not start:\n" + said.read_text())
             run(url, where / "competition.sqlite", tokens, args)
         finally:
             server.terminate()
             server.wait(timeout=60)
+            lines = said.read_text().splitlines()
+            print(f"the server said {len(lines)} lines", *lines[-5:], sep="\n  ")
 
 
 def run(url: str, db: Path, tokens: dict[str, str], args: argparse.Namespace) -> None:
@@ -248,10 +259,10 @@ def run(url: str, db: Path, tokens: dict[str, str], args: argparse.Namespace) ->
         print(f"{name:8} {use['games']:6d} {use['decisions']:10d} {use['mean']:8.1f}"
               f" {use['p95']:7.1f} {use['near']:12d} {use['timeouts']:9d}"
               f" {use['forfeits']:9d}")
-    alone = [t for kind, times in probe.items() if " status " not in kind for t in times]
+    alone = [t for kind, times in probe.items() if " " not in kind for t in times]
     print(f"pages with one viewer in the quiet periods: {len(alone)} loads, p50"
           f" {statistics.median(alone):.1f} ms, p95 {percentile(alone, 0.95):.1f} ms")
-    every = [t for kind, times in seen.items() if " status " not in kind for t in times]
+    every = [t for kind, times in seen.items() if " " not in kind for t in times]
     print(f"{'page':24} {'loads':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for kind, times in sorted(seen.items()):
         print(f"{kind:24} {len(times):6d} {statistics.median(times):8.1f}"

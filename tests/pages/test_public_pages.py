@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from pages_helpers import Browsers, add_game, entrant
 from served import Served
+
+from referee.server.pages import board
 
 
 async def test_the_leaderboard_lists_the_bots_and_its_rows_follow_new_games(
@@ -33,6 +36,9 @@ async def test_the_leaderboard_lists_the_bots_and_its_rows_follow_new_games(
     games = re.findall(r'<td class="num games">(\d+)</td>', moved.text)
     assert games == ["3", "3"]
     assert re.findall(r'<tr data-bot="([^"]+)">', moved.text) == [b, a]
+    again = await web.get("/")  # a visitor's page kept rendered is made again
+    assert re.findall(r'<tr data-bot="([^"]+)">', again.text)[:2] == [b, a]
+    assert "taki_visitor" not in again.headers.get("set-cookie", "")
     script = await web.get("/static/live.js")
     assert script.status_code == 200 and "data-live" in script.text
 
@@ -114,3 +120,17 @@ async def test_a_game_page_serves_the_viewer_without_the_crash_stderr(
     assert "frame-ancestors 'self'" in viewer.headers["content-security-policy"]
     assert (await web.get("/games/2")).status_code == 404
     assert (await web.get("/games/2/viewer")).status_code == 404
+
+
+async def test_the_crosstable_keeps_the_best_rated_bots_when_there_are_too_many(
+        served: Served, browsers: Browsers, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(board, "CROSSTABLE_BOTS", 3)
+    bots = [entrant(served, "alice", f"b{i}") for i in range(5)]
+    for i in range(4):
+        add_game(served, (bots[i], bots[4]), 0)  # the last one loses every game
+    page = (await browsers.new().get("/")).text
+    table = page[page.index('<table id="crosstable">'):page.index("</table>",
+                                                                  page.index("crosstable"))]
+    assert len(re.findall(r"<tr><th>", table)) == 3 and bots[4] not in table
+    assert "The 3 best rated bots; 2 more are on the leaderboard." in page
+    assert len(re.findall(r'<tr data-bot="', page)) == 5

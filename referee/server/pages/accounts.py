@@ -29,6 +29,8 @@ __all__ = ["my_page", "my_submissions", "rotate_token", "sign_in", "sign_in_form
 
 #: The most of a submission's output a page shows (its end).
 OUTPUT_CHARS = 20_000
+#: The newest submissions whose output the page shows (the API has every one's).
+OUTPUTS_SHOWN = 10
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -97,8 +99,8 @@ async def participant_session(site: Site, request: Request) -> Session:
 
 async def _submissions(site: Site, name: str) -> list[dict[str, Any]]:
     subs = await trio.to_thread.run_sync(site.state.store.submissions, name)
-    return [{"sub": s, "output": s.output[-OUTPUT_CHARS:],
-             "cut": max(0, len(s.output) - OUTPUT_CHARS)} for s in subs]
+    return [{"sub": s, "output": s.output[-OUTPUT_CHARS:] if i < OUTPUTS_SHOWN else "",
+             "cut": max(0, len(s.output) - OUTPUT_CHARS)} for i, s in enumerate(subs)]
 
 
 async def my_page(request: Request, *, problem: str = "", token: str = "",

@@ -19,6 +19,8 @@ __all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosst
 GAMES_PER_PAGE: Final = 50
 #: From this many bots on the crosstable's columns are numbered (names in a legend).
 NUMBERED_FROM: Final = 8
+#: The most bots of the crosstable (the best rated): its size grows as their square.
+CROSSTABLE_BOTS: Final = 120
 #: The width and height of a rating chart, in its own units.
 CHART_W: Final = 600
 CHART_H: Final = 160
@@ -65,7 +67,7 @@ def board_values(site: Site) -> dict[str, Any]:
 def crosstable_values(site: Site) -> dict[str, Any]:
     """Row against column among the active bots (by rating): score, and results."""
     board = board_values(site)["rows"]
-    names = [r["bot"] for r in board]
+    names = [r["bot"] for r in board][:CROSSTABLE_BOTS]
     table = site.digest.crosstable
     cells = []
     for a in names:
@@ -82,7 +84,8 @@ def crosstable_values(site: Site) -> dict[str, Any]:
             row.append({"score": pairing.score, "wins": pairing.wins, "draws": pairing.draws,
                         "losses": pairing.losses, "shade": round(pairing.score * 10)})
         cells.append((a, row))
-    return {"names": names, "cells": cells, "numbered": len(names) >= NUMBERED_FROM}
+    return {"names": names, "cells": cells, "numbered": len(names) >= NUMBERED_FROM,
+            "left_out": len(board) - len(names)}
 
 
 @attrs.frozen
