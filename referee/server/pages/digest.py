@@ -207,7 +207,8 @@ class Digest:
             self.recent.popleft()
 
     def per_minute(self) -> tuple[float, float]:
-        """Games and forfeits a minute over the last ten minutes (of this process)."""
+        """Games and forfeits a minute over the last ten minutes (of this process);
+        with the lock held."""
         cut = time.time() - RATE_WINDOW_S
         recent = [f for at, f in self.recent if at >= cut]
         minutes = RATE_WINDOW_S / 60

@@ -43,14 +43,18 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
         return store.participants(), store.submissions()[:SUBMISSIONS_SHOWN], store.frozen()
 
     people, subs, frozen = await trio.to_thread.run_sync(read)
-    games, forfeits = site.digest.per_minute()
-    load = os.getloadavg()
-    return await site.page(request, "organizer.html", lambda: {
-        "people": people, "subs": subs, "frozen": frozen, "paused": site.state.paused(),
-        "games_per_minute": games, "forfeits_per_minute": forfeits, "load": load,
-        "cpus": os.cpu_count() or 1, "stored": len(site.digest.games),
-        "problem": problem, "added": added, "token": token}, session=session,
-        status=status)
+    paused = site.state.paused()
+
+    def build() -> dict[str, Any]:  # under the digest's lock, in a worker thread
+        games, forfeits = site.digest.per_minute()
+        return {"people": people, "subs": subs, "frozen": frozen, "paused": paused,
+                "games_per_minute": games, "forfeits_per_minute": forfeits,
+                "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
+                "stored": len(site.digest.games), "problem": problem, "added": added,
+                "token": token}
+
+    return await site.page(request, "organizer.html", build, session=session,
+                           status=status)
 
 
 async def add_participant(request: Request) -> Response:

@@ -117,8 +117,7 @@ async def game_log(request: Request) -> Response:
     await site.refresh()
     session = site.sessions.of(request)
     number, seat = request.path_params["number"], request.path_params["seat"]
-    with site.digest.lock:
-        game = _game(site, number)
+    game: GameLine = await site.locked(lambda: _game(site, number))
     line = next((s for s in game.seats if s.seat == seat), None)
     if line is None:
         raise PageError(404, f"game {number} has no seat {seat}")
@@ -144,8 +143,8 @@ def _viewer(stored: str, db: str) -> str:
 async def game_viewer(request: Request) -> Response:
     site = site_of(request)
     await site.refresh()
-    with site.digest.lock:
-        game = _game(site, request.path_params["number"])
+    number = request.path_params["number"]
+    game: GameLine = await site.locked(lambda: _game(site, number))
     if game.replay is None:
         raise PageError(404, f"game {game.number} has no replay")
     stored, db = game.replay, str(site.state.store.path)

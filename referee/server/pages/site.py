@@ -107,6 +107,14 @@ class Site:
             await trio.to_thread.run_sync(self._read, limiter=self.limiter)
             self._refreshed = time.monotonic()
 
+    async def locked(self, work: Callable[[], Any]) -> Any:
+        """``work()`` with the digest's lock held, in a worker thread (the lock may be
+        held a while by a large batch of new games: the Trio thread never waits for it)."""
+        def under_lock() -> Any:
+            with self.digest.lock:
+                return work()
+        return await self.run(under_lock)
+
     async def run(self, work: Callable[[], Any]) -> Any:
         """``work()`` in a worker thread, among at most RENDERERS."""
         return await trio.to_thread.run_sync(work, limiter=self.limiter)
