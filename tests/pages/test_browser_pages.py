@@ -138,6 +138,13 @@ def upload(page: Any, tmp: Path, name: str) -> None:
     page.wait_for_url(re.compile(r"/me$"))
 
 
+def passed(page: Any) -> None:
+    """Wait until the page shows the submission built and checked: it must have passed."""
+    page.wait_for_selector("#submissions tr.status-active, #submissions tr.status-rejected")
+    row = page.locator("#submissions tr").nth(1)
+    assert row.get_attribute("class") == "status-active", row.inner_text()
+
+
 def test_organizer_participants_upload_leaderboard_game_and_log(
         browser: Any, server: str, tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
@@ -161,11 +168,11 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
     upload(alice, tmp_path, "ace")
     # The submission's status changes on the page, which is never reloaded.
     alice.evaluate("window.notReloaded = true")
-    alice.wait_for_selector("#submissions tr.status-active")
+    passed(alice)
     assert alice.evaluate("window.notReloaded") is True
     assert "ace@1" in alice.inner_text("#submissions")
     shoot(alice, "participant")
-    bob.wait_for_selector("#submissions tr.status-active")
+    passed(bob)
 
     alice.goto(url)
     alice.wait_for_selector('#leaderboard tr[data-bot="ace@1"]')
