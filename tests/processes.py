@@ -32,6 +32,17 @@ def gone(pid: int) -> bool:
         return True
 
 
+#: The test bot that thinks (sleeps) on some of its decisions.
+THINKS_BOT = Path(__file__).resolve().parent / "hostile_bots" / "thinks.py"
+
+
+def thinker(seconds: float, first: int, times: int, seat: str, marker: str = "") -> str:
+    """A bot command: a random bot that thinks ``seconds`` before its decisions number
+    ``first`` to ``first + times - 1`` (all from ``first`` with ``times`` 0), in every
+    seat (``seat`` "any") or that one; ``marker`` on its command line."""
+    return f"python {THINKS_BOT} {seconds:g} {first} {times} {seat} {marker}".rstrip()
+
+
 #: The test bot that logs ``PID GAME_ID`` at every game start.
 DEAL_MEMORY_BOT = Path(__file__).resolve().parent / "hostile_bots" / "deal_memory.py"
 
@@ -107,3 +118,34 @@ def processes_naming(token: str) -> list[int]:
             if _stat_fields(pid)[0] not in (b"Z", b"X"):
                 found.append(int(pid))
     return found
+
+
+#: The environment variable that marks the processes of one run in the tests that kill a
+#: referee (its value is unique to the test).
+MARKER_VARIABLE = "TAKI_TEST_MARKER"
+
+
+def run_processes(marker: str) -> list[psutil.Process]:
+    """The live processes (zombies count as dead) of a run: those whose environment holds
+    ``TAKI_TEST_MARKER=marker`` (the referee and all it starts inherit it) or whose command
+    line names ``marker`` (the tests put it in the bots' commands, for what runs in a
+    sandbox, whose environment may be cleared)."""
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if marker in proc.cmdline() or proc.environ().get(MARKER_VARIABLE) == marker:
+                found.append(proc)
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def kill_all(processes: list[psutil.Process]) -> None:
+    """SIGKILL each of ``processes`` that still runs (a test's cleanup after a failure)."""
+    for proc in processes:
+        try:
+            proc.kill()
+        except psutil.Error:
+            continue

@@ -34,13 +34,22 @@ def describe_request(message: Message) -> str:
 
 
 def failure_lines(outcome: ScenarioOutcome) -> list[str]:
-    """The problem, the request that was sent and what the bot did."""
+    """The problem, the request that was sent, what the bot did, its last stderr lines
+    and its log file."""
     lines = [outcome.problem or ""]
     if outcome.request is not None:
         lines.append(f"request: {describe_request(outcome.request)}")
     did = outcome.what_the_bot_did()
     if did:
         lines.append(f"the bot: {did}")
+    stderr = outcome.stderr.splitlines()
+    if stderr:
+        lines.append("its last stderr lines:")
+        lines += [f"  | {line}" for line in stderr]
+    elif outcome.log is not None:
+        lines.append("its stderr: nothing")
+    if outcome.log is not None:
+        lines.append(f"its log: {outcome.log}")
     return lines
 
 
@@ -70,7 +79,7 @@ def print_lines(report: BotReport) -> None:
     print(f"bot {report.bot} ({report.command})")
     for outcome in report.outcomes:
         if outcome.passed:
-            print(f"pass {outcome.name}")
+            print(f"pass {outcome.name}: {outcome.summary}")
             continue
         lines = failure_lines(outcome)
         print(f"FAIL {outcome.name}: {lines[0]}")

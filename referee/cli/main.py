@@ -74,12 +74,15 @@ async def _until_terminated(command: Callable[..., Awaitable[int]], *args: objec
 
     async with trio.open_nursery() as nursery:
 
-        async def watch() -> None:
+        async def watch(task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
             with trio.open_signal_receiver(signal.SIGTERM) as signals:
+                task_status.started()
                 async for _ in signals:
                     raise Terminated
 
-        nursery.start_soon(watch)
+        # Watching before the command starts: a SIGTERM during its first steps (before
+        # its first checkpoint) is handled like any other, not the default way (death).
+        await nursery.start(watch)
         code = await command(*args)
         nursery.cancel_scope.cancel()
     return code
@@ -133,6 +136,10 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.remote import run_connect_command
 
         return trio.run(run_connect_command, args)
+    if command == "kit":
+        from referee.cli.kit import kit_command
+
+        return kit_command(args)
     if command == "serve":
         import trio
 

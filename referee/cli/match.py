@@ -141,14 +141,25 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
         log_dir=args.log_dir,
         master_seed=seed,
     )
-    if not args.no_bot_check:
-        await require_bots(bots, time, limit=len(bots))
-    console = table_console()
     outcomes: list[GameOutcome] = []
     tally = FaultTally()
+    order = {g.game_id: i for i, g in enumerate(schedule(names, games, seed, args.series))}
+
+    def result(interrupted: bool) -> dict[str, Any]:
+        """What ``--json`` prints: the games played so far, in the schedule's order."""
+        played = sorted(outcomes, key=lambda o: order[o.game.game_id])
+        out: dict[str, Any] = {"seed": seed, "interrupted": interrupted,
+                               "games": [o.to_json() for o in played]}
+        if args.series:
+            out["series"] = [s.to_json() for s in series_results(
+                o.series_game() for o in played)]
+        return out
 
     def interrupted() -> None:
-        """On Ctrl-C or SIGTERM: the games finished so far."""
+        """On Ctrl-C or SIGTERM: the games finished so far (with --json, also as JSON
+        on standard output, marked interrupted)."""
+        if args.json:
+            print_json(result(True))
         if outcomes:
             err = table_console(stderr=True)
             err.print(f"partial result: {len(outcomes)} of {games} games were played")
@@ -156,6 +167,9 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
             tally.print()
 
     args.on_interrupt = interrupted
+    if not args.no_bot_check:
+        await require_bots(bots, time, limit=len(bots))
+    console = table_console()
     bar = sys.stderr.isatty() and not args.json
     async with remote_seats(args, bots) as seats:
         with progress(games, "match", terminal_bar=bar,
@@ -173,18 +187,13 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
                     remote=seats,
                 )
     args.on_interrupt = None
-    order = {g.game_id: i for i, g in enumerate(schedule(names, games, seed, args.series))}
-    outcomes.sort(key=lambda o: order[o.game.game_id])
-    series = series_results(o.series_game() for o in outcomes) if args.series else None
     if args.json:
-        out: dict[str, Any] = {"seed": seed, "games": [o.to_json() for o in outcomes]}
-        if series is not None:
-            out["series"] = [s.to_json() for s in series]
-        print_json(out)
+        print_json(result(False))
     else:
+        outcomes.sort(key=lambda o: order[o.game.game_id])
         print_summary(console, summary_rows(names, outcomes))
-        if series is not None:
-            print_series(console, names, series)
+        if args.series:
+            print_series(console, names, series_results(o.series_game() for o in outcomes))
     tally.print()
     return 0
 

@@ -207,6 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
     _time_args(check)
     add_sandbox_args(check)
 
+    kit = sub.add_parser(
+        "kit", help="copy a starter kit (a bot to fill in) for a language",
+        description="Copy the starter kit of LANG to DIR: a bot that plays, with a"
+                    " strategy to replace and a README. Without LANG, list the kits.",
+    )
+    kit.add_argument("language", nargs="?", metavar="LANG", help="python, java, rust, ...")
+    kit.add_argument("directory", nargs="?", type=Path, metavar="DIR",
+                     help="a new (or empty) directory for the kit")
+    kit.add_argument("--list", action="store_true", help="list the kits and exit")
+
     replay = sub.add_parser("replay", help="work with replay files")
     replay_sub = replay.add_subparsers(dest="replay_command", required=True, metavar="ACTION")
     verify = replay_sub.add_parser("verify", help="re-play replays and check their results")

@@ -46,6 +46,17 @@ def _at(hands: Sequence[Sequence[str]], lead: str, *, rules: Rules | None = None
     return start
 
 
+def _forfeited(seat: int, start: Callable[[], GameState]) -> Callable[[], GameState]:
+    """``start``'s position after ``seat`` left the game (a crash, R23)."""
+
+    def forfeited() -> GameState:
+        state = start()
+        state.forfeit(seat, "crash", "closed its output: the bot exited with status 1")
+        return state
+
+    return forfeited
+
+
 def _deal(players: int, seed: int, rules: Rules | None = None) -> Callable[[], GameState]:
     """A seeded deal: a whole game from its start."""
     return lambda: new_game(players, seed, rules or _rules())
@@ -157,10 +168,37 @@ _LAST_CARD = (
              _at([["red:5"], ["yellow:1", "yellow:4"]], "red:3", rules=_rules(pyramid=True),
                  stages=(2, 8)),
              asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-pyramid-break", "last card",
+             "breaking a +3 with the last card at Pyramid stage 2: stage 1 deals one card"
+             " (D1, D6)",
+             _at([["+3_breaker"], ["+3", "yellow:1", "yellow:4"]], "red:3", turn=1,
+                 rules=_rules(pyramid=True), stages=(2, 8)),
+             script={1: (_play("+3"),)},
+             asked=(Asked("react", "react", ("break", "pass"), exactly=True),)),
+    Scenario("last-card-crazy-last", "last card",
+             "a Crazy Card as the last card at Pyramid stage 3: the stage's two cards pass"
+             " on, the one-card hand before comes in (D7)",
+             _at([["crazy"], ["green:1", "green:4"], ["yellow:1"]], "red:3",
+                 rules=_rules(crazy_card=True, pyramid=True), stages=(3, 8, 8)),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-crazy-forfeited", "last card",
+             "a Crazy Card when the seat before has forfeited: the hand comes from the seat"
+             " before that, still in the game (D7)",
+             _forfeited(3, _at([["crazy", "blue:1", "blue:4"], ["green:1", "green:4", "green:5"],
+                                ["yellow:1"], ["yellow:3", "yellow:4", "yellow:5"]], "red:3",
+                               rules=_rules(crazy_card=True))),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
     Scenario("last-card-plus", "last card",
              "a Plus as the last card: it cannot finish, the draw leaves one card (R7)",
              _at([["red:plus"], ["yellow:1", "yellow:4"]], "red:3", draw_pile=["green:4"]),
              asked=(Asked("decide", "again", ("draw",), exactly=True),)),
+)
+
+_TIME = (
+    Scenario("deadline-zero", "time",
+             "an empty time bank: deadline_ms 0, answer at once (section 9)",
+             _at([["red:5", "red:7", "blue:1"], ["yellow:1", "yellow:4"]], "red:3"),
+             empty_bank=True, asked=(Asked("decide", "play", ("play",)),)),
 )
 
 _TABLE = (
@@ -215,7 +253,7 @@ _RULES = (
 )
 
 #: Every game scenario, in the order they run.
-SCENARIOS: tuple[Scenario, ...] = (*_DECIDE, *_REACT, *_LAST_CARD, *_TABLE, *_RULES)
+SCENARIOS: tuple[Scenario, ...] = (*_DECIDE, *_REACT, *_LAST_CARD, *_TIME, *_TABLE, *_RULES)
 
 
 def scenario_named(name: str) -> Scenario:

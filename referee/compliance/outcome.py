@@ -15,7 +15,8 @@ __all__ = ["BotReport", "ScenarioOutcome"]
 @attrs.frozen
 class ScenarioOutcome:
     """A scenario passed, or failed with the ``problem`` found, the request the bot was
-    sent then, and its answer or the fault that forfeited it."""
+    sent then, its answer or the fault that forfeited it, the last lines it wrote to
+    stderr by then and the file its stderr went to."""
 
     name: str
     group: str
@@ -24,6 +25,8 @@ class ScenarioOutcome:
     request: Message | None = None
     answer: Answer | None = None
     fault: BotFault | None = None
+    stderr: str = ""
+    log: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -48,6 +51,8 @@ class ScenarioOutcome:
             "answer": None if self.answer is None else self.answer.to_wire(),
             "fault": None if self.fault is None
             else {"reason": self.fault.reason, "detail": self.fault.public_detail},
+            "stderr": self.stderr,
+            "log": self.log,
         }
 
 

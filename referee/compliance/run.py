@@ -43,6 +43,10 @@ LIFECYCLE: dict[str, str] = {
 LIFECYCLE_GAME = "decide-play"
 #: How long a bot that owes no answer is watched after game_over for anything it writes.
 IDLE_WATCH_S = 0.02
+#: The lines of the bot's stderr a failed scenario shows.
+STDERR_LINES = 10
+#: What a bot that had to be stopped should do instead (a JVM's orderly exit, say).
+EXIT_ADVICE = "exit at once, without clean-up (PROTOCOL.md section 3.6)"
 
 
 def scenario_catalogue() -> list[tuple[str, str, str]]:
@@ -116,6 +120,16 @@ class _Starter:
         self.spec = spec
         self.settings = settings
         self.starts = 0
+        #: The stderr log of the process started last.
+        self.log: Path | None = None
+
+    def explain(self, outcome: ScenarioOutcome, conn: RecordingConnection) -> ScenarioOutcome:
+        """A failed outcome with the last stderr lines of the process that played it
+        and the file its stderr went to."""
+        if outcome.passed:
+            return outcome
+        return attrs.evolve(outcome, stderr=conn.process.stderr_tail(STDERR_LINES),
+                            log=None if self.log is None else str(self.log))
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[RecordingConnection]:
@@ -124,6 +138,7 @@ class _Starter:
         if log_dir is not None:
             stderr_path = log_dir / f"check-{safe_filename(self.spec.name)}.{self.starts}.log"
         self.starts += 1
+        self.log = stderr_path
         control = self.settings.time
         async with open_bot(self.spec, startup_ms=control.startup_ms,
                             grace_ms=control.grace_ms, stderr_path=stderr_path,
@@ -141,7 +156,7 @@ async def _exit_status(conn: RecordingConnection, wait_s: float) -> int | None:
 
 def _exit_problem(code: int | None, after: str, wait_s: float) -> str | None:
     if code is None:
-        return f"still running {wait_s * 1000:.0f} ms after {after}"
+        return f"still running {wait_s * 1000:.0f} ms after {after}; {EXIT_ADVICE}"
     if code != 0:
         status = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
         return f"{status} after {after}"
@@ -152,12 +167,14 @@ async def _handshake_and_shutdown(starter: _Starter) -> list[ScenarioOutcome]:
     hello = Hello(referee=REFEREE_ID)
     async with starter.open() as conn:
         if conn.fault is not None:
-            return [_lifecycle("handshake", f"failed ({conn.fault.reason})", hello, conn.fault)]
+            failed = _lifecycle("handshake", f"failed ({conn.fault.reason})", hello, conn.fault)
+            return [starter.explain(failed, conn)]
         out = [_lifecycle("handshake")]
         if starter.settings.wanted("shutdown-before-game"):
             await conn.shutdown()
             problem = _exit_problem(conn.process.returncode, "shutdown", SHUTDOWN_WAIT_S)
-            out.append(_lifecycle("shutdown-before-game", problem, Shutdown()))
+            out.append(starter.explain(_lifecycle("shutdown-before-game", problem, Shutdown()),
+                                       conn))
         return out
 
 
@@ -166,8 +183,9 @@ async def _end_of_input(starter: _Starter) -> ScenarioOutcome:
         await conn.process.close_input()
         code = await _exit_status(conn, SHUTDOWN_WAIT_S)
         problem = None if code is not None else \
-            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input"
-        return _lifecycle("end-of-input", problem)
+            f"still running {SHUTDOWN_WAIT_S * 1000:.0f} ms after the end of its input;" \
+            f" {EXIT_ADVICE}"
+        return starter.explain(_lifecycle("end-of-input", problem), conn)
 
 
 async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
@@ -182,9 +200,10 @@ async def _mid_game(starter: _Starter, name: str, stop_after: int | None,
             await table.run()
         played = await _judge(table)
         if not played.passed:
-            return attrs.evolve(played, name=name, group="lifecycle", summary=LIFECYCLE[name],
-                                problem=f"before the goodbye: {played.problem}")
-        return await goodbye(conn)
+            played = attrs.evolve(played, name=name, group="lifecycle", summary=LIFECYCLE[name],
+                                  problem=f"before the goodbye: {played.problem}")
+            return starter.explain(played, conn)
+        return starter.explain(await goodbye(conn), conn)
 
 
 async def _shutdown(name: str, conn: RecordingConnection) -> ScenarioOutcome:
@@ -198,7 +217,7 @@ async def _error(conn: RecordingConnection) -> ScenarioOutcome:
     await conn.fail(fault)  # error, input closed, GOODBYE_S to exit, then the kill
     code = conn.process.returncode
     problem = None if code is not None and code >= 0 else \
-        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed"
+        f"still running {GOODBYE_S * 1000:.0f} ms after error: killed; {EXIT_ADVICE}"
     return _lifecycle("error-mid-game", problem,
                       Error(reason="timeout", message=fault.public_detail))
 
@@ -230,12 +249,15 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
         async with starter.open() as conn:
             if conn.fault is not None:
                 problem = f"not played: the bot failed its handshake ({conn.fault.reason})"
-                out += [_failed(s, problem, fault=conn.fault) for s in pending]
+                out += [starter.explain(_failed(s, problem, fault=conn.fault), conn)
+                        for s in pending]
                 return out
             # At least one scenario per process, so a bot that exits at once still ends.
-            out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
+            played = await play_scenario(pending.pop(0), conn, starter.settings.time)
+            out.append(starter.explain(played, conn))
             while pending and conn.alive:
-                out.append(await play_scenario(pending.pop(0), conn, starter.settings.time))
+                played = await play_scenario(pending.pop(0), conn, starter.settings.time)
+                out.append(starter.explain(played, conn))
     return out
 
 

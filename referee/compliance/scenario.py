@@ -67,6 +67,9 @@ class Scenario:
     script: Mapping[int, tuple[Action, ...]] = attrs.field(factory=dict)
     #: Requests the bot must be sent, or the scenario did not reach its situation.
     asked: tuple[Asked, ...] = ()
+    #: The bot's time bank is empty from the start (no per-move cap, no increment), so
+    #: every decision it is sent has ``deadline_ms`` 0.
+    empty_bank: bool = False
 
 
 def house_action(state: GameState, seat: int, script: list[Action]) -> Action:

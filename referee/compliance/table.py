@@ -20,7 +20,7 @@ from referee.match.game import Choice, GameReferee
 from referee.rules.events import Drew
 from referee.shell.bots import BotConnection, BotTransport
 
-__all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable"]
+__all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable", "empty_bank"]
 
 
 @attrs.frozen
@@ -53,6 +53,21 @@ class GameStopped(Exception):
     """Raised out of :meth:`ScenarioTable.run` when the game reaches ``stop_after``."""
 
 
+#: The bank of a scenario with an empty bank, spent before its first request.
+SPENT_BANK_MS = 1
+#: The grace of a scenario with an empty bank (PROTOCOL.md section 9: a deadline of 0
+#: leaves the bot the referee's grace alone). It checks what the bot does with a deadline
+#: of 0 (an answer at once, rather than a crash, a negative sleep or a long search), not
+#: how loaded the machine is; in a game the referee's grace (5 ms by default) applies.
+EMPTY_BANK_GRACE_MS = 100
+
+
+def empty_bank(time: TimeControl) -> TimeControl:
+    """``time`` with a bank, no per-move cap, no increment and the empty-bank grace."""
+    return attrs.evolve(time, move_ms=None, bank_ms=SPENT_BANK_MS, increment_ms=0,
+                        grace_ms=max(time.grace_ms, EMPTY_BANK_GRACE_MS))
+
+
 class ScenarioTable(GameReferee):
     """Referees one scenario: the bot in the scenario's seat, the house elsewhere."""
 
@@ -66,7 +81,11 @@ class ScenarioTable(GameReferee):
         game = ScheduledGame(game_id=f"check/{scenario.name}", block="check", deal=0,
                              rotation=0, seed=0, seats=seats)
         conns = [conn if seat == scenario.seat else None for seat in range(state.players)]
+        if scenario.empty_bank:
+            time = empty_bank(time)
         super().__init__(game, conns, MatchSettings(rules=state.rules, time=time), state)
+        if scenario.empty_bank:
+            self.clocks[scenario.seat].charge(SPENT_BANK_MS)  # the bank is now 0
         self.scenario = scenario
         self.bot = conn
         self.stop_after = stop_after

@@ -1,19 +1,21 @@
 """What a bot is, as plain values: its name, the command that starts it, its limits and
 its sandbox. The league file and the command line build these (``referee.config``); the
-trio shell starts bots from them (``referee.shell``). No I/O.
+trio shell starts bots from them (``referee.shell``), and the league's worker processes
+and Dask workers receive them as they are (they pickle, every field included). No I/O.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Mapping
-from types import MappingProxyType
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
-__all__ = ["REMOTE", "BotCommand", "BotSpec", "HardLimits", "ResourceLimits", "Sandbox"]
+__all__ = [
+    "REMOTE", "BotCommand", "BotSpec", "Environment", "HardLimits", "ResourceLimits", "Sandbox",
+]
 
 #: How a remote bot is shown where a local one shows its command.
 REMOTE = "remote"
@@ -118,14 +120,47 @@ def _to_cwd(value: str | os.PathLike[str] | None) -> str | None:
     return None if value is None else os.fspath(value)
 
 
-def _to_env(value: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    if value is None:
-        return None
-    env = dict(value)
-    for key, val in env.items():
-        if not isinstance(key, str) or not isinstance(val, str):
-            raise TypeError("env keys and values must be str")
-    return MappingProxyType(env)
+class Environment(Mapping[str, str]):
+    """Environment variables of a bot: read-only, hashable, and picklable (a bot's command
+    travels to worker processes and Dask workers as it is)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, str]) -> None:
+        env = dict(items)
+        for key, val in env.items():
+            if not isinstance(key, str) or not isinstance(val, str):
+                raise TypeError("env keys and values must be str")
+        self._items = env
+
+    def __getitem__(self, key: str) -> str:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._items == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Environment({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[Environment], tuple[dict[str, str]]]:
+        return (Environment, (self._items,))
+
+
+def _to_env(value: Mapping[str, str] | None) -> Environment | None:
+    if value is None or isinstance(value, Environment):
+        return value
+    return Environment(value)
 
 
 @attrs.frozen
@@ -139,7 +174,7 @@ class BotCommand:
 
     argv: tuple[str, ...] = attrs.field(converter=_to_argv)
     cwd: str | None = attrs.field(default=None, converter=_to_cwd)
-    env: Mapping[str, str] | None = attrs.field(default=None, converter=_to_env)
+    env: Environment | None = attrs.field(default=None, converter=_to_env)
     limits: ResourceLimits = attrs.field(factory=ResourceLimits)
     #: Run the bot under bubblewrap (:mod:`referee.shell.sandbox`); None: as it is.
     sandbox: Sandbox | None = None

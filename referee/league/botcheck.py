@@ -17,7 +17,7 @@ the same check before it plays a bot for the first time in a league run.
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 import attrs
 import trio
@@ -134,12 +134,6 @@ async def check_bot(spec: BotSpec, time: TimeControl) -> BotCheckFailure | None:
     return None
 
 
-def _key(command: BotCommand) -> Hashable:
-    """What makes two bots the same process to check."""
-    env = None if command.env is None else tuple(sorted(command.env.items()))
-    return (command.argv, command.cwd, env, command.limits)
-
-
 async def check_bots(
     bots: Sequence[BotSpec], time: TimeControl, *, limit: int | None = None
 ) -> list[BotCheckFailure]:
@@ -148,13 +142,13 @@ async def check_bots(
     the failures in the order of ``bots``; a command shared by several bots is started
     once and fails for each of them."""
     local = [b for b in bots if not b.remote]
-    distinct: dict[Hashable, BotSpec] = {}
+    distinct: dict[BotCommand, BotSpec] = {}
     for bot in local:
-        distinct.setdefault(_key(bot.local_command()), bot)
-    results: dict[Hashable, BotCheckFailure | None] = {}
+        distinct.setdefault(bot.local_command(), bot)
+    results: dict[BotCommand, BotCheckFailure | None] = {}
     slots = trio.CapacityLimiter(limit or max(4, 2 * available_cpus()))
 
-    async def check(key: Hashable, bot: BotSpec) -> None:
+    async def check(key: BotCommand, bot: BotSpec) -> None:
         async with slots:
             results[key] = await check_bot(bot, time)
 
@@ -163,7 +157,7 @@ async def check_bots(
             nursery.start_soon(check, key, bot)
     failures = []
     for bot in local:
-        found = results[_key(bot.local_command())]
+        found = results[bot.local_command()]
         if found is not None:
             failures.append(attrs.evolve(found, bot=bot.name, origin=bot.origin))
     return failures

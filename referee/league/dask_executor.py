@@ -48,7 +48,6 @@ from referee.league.dask_worker import (
     InfrastructureFailure,
     UnitResult,
     UnitTask,
-    WorkerBot,
     play_unit_task,
 )
 from referee.league.runner import LeagueJob, Units, next_unit
@@ -334,7 +333,7 @@ class _Coordinator:
         task = UnitTask(
             unit=attempt.unit,
             games=tuple(attempt.games),
-            bots=tuple(WorkerBot.of(self.job.bots[name]) for name in attempt.games[0].seats),
+            bots=tuple(self.job.bots[name] for name in attempt.games[0].seats),
             settings=self.settings,
             replays=self.replays,
             logs=self.logs,

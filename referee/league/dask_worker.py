@@ -1,14 +1,19 @@
 """What runs on a Dask worker: a task plays one unit of work of a league with the same Trio
 match runner as a local league (its bots checked once per run and worker process), and
 returns its games, replays and logs as data, or the failure to start a bot (the
-worker's fault, never the bot's)."""
+worker's fault, never the bot's). The referee's worker processes
+(:mod:`referee.league.pool_worker`) run the same task.
+
+A task receives the unit's bots as the coordinator has them (:class:`BotSpec`, which
+pickles: every field, the sandbox included). On a Dask worker, a task whose coordinator
+has left the cluster stops its unit and its bots (Dask cannot stop a running task)."""
 
 from __future__ import annotations
 
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +23,7 @@ import trio
 from referee.core.faults import BotStartError
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotCommand, BotSpec, ResourceLimits, Sandbox
+from referee.core.specs import BotSpec
 from referee.league.botcheck import BotCheckFailure, check_bots
 from referee.match.unit import play_unit
 
@@ -27,46 +32,20 @@ __all__ = [
     "PlayedGame",
     "UnitResult",
     "UnitTask",
-    "WorkerBot",
+    "on_this_worker",
     "play_unit_task",
 ]
 
 
-@attrs.frozen
-class WorkerBot:
-    """A bot as plain values, for the trip to a worker (a :class:`BotCommand` keeps its
-    environment in a read-only mapping proxy, which pickle refuses)."""
-
-    name: str
-    argv: tuple[str, ...]
-    cwd: str | None
-    env: tuple[tuple[str, str], ...] | None
-    limits: tuple[tuple[str, int | None], ...]
-    #: The bot's sandbox, as its command has it (None: none).
-    sandbox: Sandbox | None = None
-
-    @classmethod
-    def of(cls, spec: BotSpec) -> WorkerBot:
-        cmd = spec.local_command()  # a remote bot cannot play on a worker
-        return cls(
-            name=spec.name,
-            argv=cmd.argv,
-            cwd=cmd.cwd,
-            env=None if cmd.env is None else tuple(sorted(cmd.env.items())),
-            limits=tuple(attrs.asdict(cmd.limits).items()),
-            sandbox=cmd.sandbox,
-        )
-
-    def spec(self, coordinator_python: str) -> BotSpec:
-        """The bot on this worker. ``python`` in a league file means the referee's own
-        interpreter: the coordinator's path becomes the worker's."""
-        argv = self.argv
-        if argv[0] == coordinator_python:
-            argv = (sys.executable, *argv[1:])
-        env = None if self.env is None else dict(self.env)
-        limits = ResourceLimits(**dict(self.limits))
-        return BotSpec(self.name, BotCommand(argv=argv, cwd=self.cwd, env=env, limits=limits,
-                                             sandbox=self.sandbox))
+def on_this_worker(spec: BotSpec, coordinator_python: str) -> BotSpec:
+    """The bot as this worker starts it. ``python`` in a league file means the referee's
+    own interpreter: the coordinator's path becomes the worker's. Everything else (the
+    environment, the limits, the sandbox) is the coordinator's value as it is."""
+    command = spec.local_command()  # a remote bot cannot play on a worker
+    if command.argv[0] != coordinator_python:
+        return spec
+    argv = (sys.executable, *command.argv[1:])
+    return attrs.evolve(spec, command=attrs.evolve(command, argv=argv))
 
 
 @attrs.frozen
@@ -75,12 +54,13 @@ class UnitTask:
 
     unit: str
     games: tuple[ScheduledGame, ...]
-    bots: tuple[WorkerBot, ...]
+    #: The bots as the coordinator has them (see :func:`on_this_worker`).
+    bots: tuple[BotSpec, ...]
     #: Without replay_dir and log_dir: the worker uses a directory of its own.
     settings: MatchSettings
     replays: bool
     logs: bool
-    #: The coordinator's interpreter (see :meth:`WorkerBot.spec`).
+    #: The coordinator's interpreter (see :func:`on_this_worker`).
     python: str
     #: The league run: a worker checks each bot once per run (:func:`play_unit_task`).
     run: str = ""
@@ -134,10 +114,40 @@ def _worker_address() -> str:
         return "local"
 
 
+#: How often a unit on a Dask worker checks that its task is still wanted.
+ABANDONED_POLL_S = 0.5
+
+
+def _abandonment() -> Callable[[], bool] | None:
+    """On a Dask worker, a function that says whether the task running in this thread
+    was given up: its client (the coordinator) left the cluster, or cancelled it. Dask
+    cannot stop a running task; the task stops itself, and its bots, when it sees this.
+    None elsewhere."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not running in a Dask worker
+        return None
+    key = worker.get_current_task()
+
+    def abandoned() -> bool:
+        task = worker.state.tasks.get(key)  # a read of the worker's state: one dict lookup
+        return task is None or task.state in ("cancelled", "released", "forgotten")
+
+    return abandoned
+
+
+async def _until_abandoned(abandoned: Callable[[], bool], unit: trio.CancelScope) -> None:
+    while not abandoned():
+        await trio.sleep(ABANDONED_POLL_S)
+    unit.cancel()
+
+
 #: The (run, bot) pairs whose bot passed the bot check in this worker process. Only
 #: passes are kept, and only for their run: a bot installed or fixed on a worker after
 #: a failure is checked again, by the next run at the latest.
-_CHECKED: set[tuple[str, WorkerBot]] = set()
+_CHECKED: set[tuple[str, BotSpec]] = set()
 
 
 _CHECKED_LOCK = threading.Lock()
@@ -161,6 +171,27 @@ async def _check_then_play(
     return None
 
 
+async def _play_while_wanted(
+    task: UnitTask, bots: Sequence[BotSpec], settings: MatchSettings, keep: Any,
+    abandoned: Callable[[], bool] | None,
+) -> BotCheckFailure | None:
+    """:func:`_check_then_play`, stopped (its bots with it) as soon as ``abandoned()``
+    says that nobody wants the result any more."""
+    if abandoned is None:
+        return await _check_then_play(task, bots, settings, keep)
+    checked = None
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_until_abandoned, abandoned, nursery.cancel_scope)
+            checked = await _check_then_play(task, bots, settings, keep)
+            nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # what the unit raised, as it raised it
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+    return checked
+
+
 def play_unit_task(task: UnitTask) -> UnitResult:
     """The Dask task: check the unit's bots (once per run and worker process), then
     play the unit on this worker with the Trio match runner."""
@@ -175,7 +206,7 @@ def play_unit_task(task: UnitTask) -> UnitResult:
             replay_dir=root / "replays" if task.replays else None,
             log_dir=root / "logs" if task.logs else None,
         )
-        bots = [bot.spec(task.python) for bot in task.bots]
+        bots = [on_this_worker(bot, task.python) for bot in task.bots]
 
         def keep(outcome: GameOutcome) -> None:
             text = None
@@ -184,7 +215,7 @@ def play_unit_task(task: UnitTask) -> UnitResult:
             played.append(PlayedGame(attrs.evolve(outcome, replay=None), text))
 
         try:
-            checked = trio.run(_check_then_play, task, bots, settings, keep)
+            checked = trio.run(_play_while_wanted, task, bots, settings, keep, _abandonment())
         except BotStartError as exc:
             bot = next((b.name for b in bots if b.display == exc.command), "?")
             failure = InfrastructureFailure(worker, bot, exc.command, exc.problem)

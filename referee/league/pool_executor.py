@@ -11,17 +11,18 @@ replays and the bot logs the workers send back. Every game keeps its schedule id
 nothing is stored twice.
 
 The workers are child processes started and watched with Trio: the coordinator writes a
-task down a worker's standard input and reads the result from its standard output. When
-the league stops (done, a failure, Ctrl-C, SIGTERM), every worker is sent SIGTERM, which
-stops its unit and its bots, and is killed if it has not exited within
-:data:`STOP_TIMEOUT_S`.
+task down a worker's standard input and reads the result from its standard output. That
+input is also the worker's lifeline (:mod:`referee.league.pool_worker`): when the league
+stops (done, a failure, Ctrl-C, SIGTERM), the coordinator closes it, which stops the
+worker's unit and its bots, and kills a worker that has not exited within
+:data:`STOP_TIMEOUT_S`; when the coordinator dies, even by SIGKILL, the kernel closes it,
+with the same effect. Nothing depends on which thread started a worker.
 """
 
 from __future__ import annotations
 
 import contextlib
 import pickle
-import signal
 import subprocess
 import sys
 import uuid
@@ -32,7 +33,7 @@ from referee.core.errors import UserError
 from referee.core.groups import sole_cause
 from referee.core.schedule import WorkUnit
 from referee.league.dask_executor import deliver
-from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot
+from referee.league.dask_worker import UnitResult, UnitTask
 from referee.league.pool_worker import HEADER, frame
 from referee.league.runner import LeagueJob, Units, next_unit
 
@@ -75,12 +76,10 @@ class _Worker:
         return bytes(data)
 
     async def stop(self) -> None:
-        """End the worker: SIGTERM, then SIGKILL if it is still there."""
+        """End the worker: close its input, its lifeline (it stops its unit and its bots,
+        and exits), then SIGKILL if it is still there after :data:`STOP_TIMEOUT_S`."""
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await self.tasks.aclose()
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.send_signal(signal.SIGTERM)
         with trio.move_on_after(STOP_TIMEOUT_S):
             await self.process.wait()
         if self.process.returncode is None:
@@ -114,7 +113,7 @@ class PoolExecutor:
                 task = UnitTask(
                     unit=unit.name,
                     games=unit.games,
-                    bots=tuple(WorkerBot.of(job.bots[name]) for name in unit.games[0].seats),
+                    bots=tuple(job.bots[name] for name in unit.games[0].seats),
                     settings=settings,
                     replays=settings.replay_dir is not None,
                     logs=settings.log_dir is not None,
@@ -138,7 +137,7 @@ class PoolExecutor:
         try:
             for _ in range(self.workers):
                 # A session of its own: Ctrl-C reaches the coordinator alone, which then
-                # stops each worker with SIGTERM.
+                # stops each worker by closing its input.
                 process = await trio.lowlevel.open_process(
                     [sys.executable, "-m", "referee.league.pool_worker"],
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,

@@ -15,11 +15,17 @@ program runs at all: there is no moment at which a bot runs unguarded.
 The guard then waits for one more line. When the referee's cleanup has killed and
 reaped the bot's group, it writes ``disarm`` and the guard exits quietly. When the
 referee disappears first, the kernel closes the pipe (the bot's own copy of the write
-end closes at its ``exec``), the guard reads end of file and sends ``SIGKILL`` to the
-group, then to every other process of the bot's session: descendants that moved to
-another process group (``setpgid``) stay in the session. It finds those by reading
-``/proc/*/stat`` with shell built-ins only. A descendant that started a session of its
-own (``setsid``) is out of reach.
+end closes at its ``exec``), the guard reads end of file, stops the group, kills the
+children of its leader (for a sandboxed bot, the sandbox's pid 1, which leads a session
+of its own: the kernel then kills everything in its pid namespace), every other process
+of the bot's session (descendants that moved to another process group with
+``setpgid`` stay in the session), and the group. It finds them by reading
+``/proc/*/stat`` with shell built-ins only. A grandchild that started a session of its
+own (``setsid``) outside a sandbox is out of reach.
+
+The pipe is the guard's only lifeline, on purpose: its end is closed by the kernel when
+the referee *process* is gone, whichever of its threads started the guard or the bot. A
+parent-death signal would not do (see :mod:`referee.shell.process`).
 
 If the referee dies before the bot was forked, the guard reads end of file without a
 group and exits. The guard is best effort: if it cannot be started (no ``/bin/sh``),
@@ -45,25 +51,34 @@ IFS= read -r group || exit 0
 case $group in ''|*[!0-9]*) exit 0 ;; esac
 IFS= read -r word
 [ "$word" = disarm ] && exit 0
-kill -s KILL -- "-$group" 2>/dev/null
+kill -s STOP -- "-$group" 2>/dev/null
+leader=
+if IFS= read -r line < "/proc/$group/stat"; then
+  set -- ${line##*") "}
+  [ "$4" = "$group" ] && leader=$group
+fi 2>/dev/null
 for pass in 1 2 3 4 5; do
   found=
   for stat in /proc/[0-9]*/stat; do
     IFS= read -r line < "$stat" 2>/dev/null || continue
     set -- ${line##*") "}
     case $1 in Z|X) continue ;; esac
-    [ "$4" = "$group" ] || continue
+    [ "$4" = "$group" ] || [ "$2" = "$leader" ] || continue
     pid=${stat#/proc/}; pid=${pid%/stat}
     [ "$pid" != "$group" ] || continue
     kill -s KILL "$pid" 2>/dev/null && found=1
   done
+  [ "$pass" = 1 ] && kill -s KILL -- "-$group" 2>/dev/null
   [ -n "$found" ] || break
 done
 """
 """The guard's program. Its first line names the process group (the bot's pid, which is
 also its session id); a second line ``disarm`` means the group is gone. End of file
-after the group kills the group, then the other members of the session (the session's
-leader, the bot, is in the group; a process that merely reuses its pid is spared)."""
+after the group stops the group (its leader forks nothing more), kills the leader's
+children (among them a sandbox's pid 1, in a session of its own: its death ends the
+sandbox's pid namespace) and the other members of the session, then the group (the
+session's leader, the bot, is in the group; a process that merely reuses its pid, or
+the children of one, are spared)."""
 
 _EXIT_WAIT_S: Final = 1.0
 

@@ -9,12 +9,14 @@ bot itself is reaped, before the block exits.
 How the guarantee is kept:
 
 * The bot starts in a new session, hence its own process group whose id is its
-  pid. Cleanup sends ``SIGKILL`` to the whole group with :func:`os.killpg`
-  (and to the bot's pid directly, in case it changed its group), then waits
-  for the bot to be reaped and, briefly, for the rest of its session to die,
-  all inside a shielded cancel scope. Descendants that moved to another process
-  group (``setpgid``) are still in the bot's session: cleanup finds them in
-  ``/proc`` and kills them too.
+  pid. Cleanup stops the group (``SIGSTOP``: its leader forks nothing more), kills
+  the leader's children by pid (one that leads a session of its own, such as the
+  sandbox's pid 1, is out of the group's reach), sends ``SIGKILL`` to the whole
+  group with :func:`os.killpg` (and to the bot's pid directly, in case it changed
+  its group), then waits for the bot to be reaped and, briefly, for the rest of its
+  session to die, all inside a shielded cancel scope. Descendants that moved to
+  another process group (``setpgid``) are still in the bot's session: cleanup finds
+  them in ``/proc`` and kills them too.
 * No descriptors leak into the bot besides its standard streams (``close_fds``).
 * stderr is drained continuously by a background task, so a chatty bot never
   blocks on a full pipe. Up to ``stderr_cap_bytes`` go to the log file; the
@@ -29,15 +31,21 @@ How the guarantee is kept:
   after :data:`STDERR_DRAIN_S`.
 
 If the referee itself is killed by SIGKILL, none of this runs. For that case every bot
-has a guard (:mod:`referee.shell.guard`): a tiny process that kills the bot's group and
-session when the referee disappears without having disarmed it. The guard is started
-first; the bot's process tells it its group between ``fork`` and ``exec``, so the bot's
-program never runs unguarded, however early the referee dies. (A parent-death signal
-would fire when Trio's starting worker *thread* ends, after a few idle seconds.)
+has a guard (:mod:`referee.shell.guard`): a tiny process that kills the bot's group, its
+children and its session when the referee disappears without having disarmed it. The
+guard is started first; the bot's process tells it its group between ``fork`` and
+``exec``, so the bot's program never runs unguarded, however early the referee dies.
 
-Limitation: a descendant that starts a session of its own (``setsid``) is out of reach
-of both the cleanup and the guard. The sandbox (:mod:`referee.shell.sandbox`) contains
-such bots: its pid namespace dies with the bot.
+Nothing here relies on a parent-death signal (``PR_SET_PDEATHSIG``, bwrap's
+``--die-with-parent``): Trio forks every process from a cached worker *thread*, and the
+kernel sends that signal when the forking thread ends, which an idle worker thread does
+after 10 seconds, in the middle of a bot's game. The guard's lifeline is a pipe, whose
+end the kernel closes only when the whole referee process is gone.
+
+Limitation: a descendant that starts a session of its own (``setsid``) from a
+grandchild of the bot is out of reach of both the cleanup and the guard. The sandbox
+(:mod:`referee.shell.sandbox`) contains such bots: its pid 1 is the bot's child, and
+its pid namespace dies with it.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ from referee.core.faults import BotCrashed
 from referee.core.specs import BotCommand
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle
+from referee.shell.proctable import alive, children_of, session_stragglers
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -102,40 +111,6 @@ def describe_exit_status(returncode: int | None) -> str:
     except ValueError:
         name = f"signal {-returncode}"
     return f"killed by signal {name}"
-
-
-def _session_stragglers(sid: int) -> list[int]:
-    """Live processes (zombies count as dead) of the session ``sid`` of a bot that
-    has been reaped, from ``/proc``; empty where there is no ``/proc``.
-
-    The bot led the session, so a live process whose pid is ``sid`` is another process
-    that got the bot's pid after the session emptied: then nothing is the bot's."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    wanted = b"%d" % sid
-    found = []
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            stat = os.read(fd, 512)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-        # "pid (comm) state ppid pgrp session ..."; comm may itself contain parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split(None, 4)
-        if len(fields) > 3 and fields[3] == wanted and fields[0] not in (b"Z", b"X"):
-            if name == str(sid):
-                return []
-            found.append(int(name))
-    return found
 
 
 # --------------------------------------------------------------------------- errors
@@ -387,30 +362,49 @@ class BotProcess:
     # ----------------------------------------------------------------- internals
 
     async def _kill_and_reap(self) -> None:
-        """The one kill sequence: the group, the bot reaped, the rest of its session."""
-        self._kill_group()
+        """The one kill sequence: the group and the leader's children, the bot reaped,
+        the rest of its session."""
+        children = self._kill_group()
         self._returncode = await self._process.wait()
-        await self._clear_session()
+        await self._clear_session(children)
 
-    def _kill_group(self) -> None:
+    def _kill_group(self) -> list[int]:
+        """Kill the bot's group, and first its leader's children; those children.
+
+        The group is stopped first, so that its leader forks nothing more while its
+        children are looked up: a child that leads a session of its own (the sandbox's
+        pid 1, whose death ends its whole pid namespace) is out of the group's reach,
+        and is killed by its pid."""
+        children = []
+        if self.poll() is None:  # not reaped: its pid is still the bot's
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGSTOP)
+            children = children_of(self.pid)
+            for child in children:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         if self.poll() is None:  # it may have left its group
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
+        return children
 
-    async def _clear_session(self) -> None:
-        """Kill what is left of the reaped bot's session and give it a moment to die.
+    async def _clear_session(self, children: list[int]) -> None:
+        """Kill what is left of the reaped bot's session and give it, and the
+        ``children`` killed with the group, a moment to die.
 
         The group kill already hit the bot's group; this also reaches descendants
         that moved to another group of the session. ``SIGKILL`` takes effect
         asynchronously; waiting (briefly, bounded by :data:`GROUP_EXIT_WAIT_S`)
         means that once cleanup returns, nothing the bot forked is still consuming
-        CPU. One scan of ``/proc`` (well under a millisecond on a machine with a
-        hundred processes) for a bot that did not fork.
+        CPU, and a sandbox's pid namespace is gone. One scan of ``/proc`` (well under a
+        millisecond on a machine with a hundred processes) for a bot that did not fork.
         """
         deadline = trio.current_time() + GROUP_EXIT_WAIT_S
-        while stragglers := _session_stragglers(self.pid):
+        while (stragglers := session_stragglers(self.pid)) or (
+            children := [pid for pid in children if alive(pid)]
+        ):
             for pid in stragglers:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)

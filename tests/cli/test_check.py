@@ -12,7 +12,8 @@ from referee.compliance.run import scenario_catalogue
 
 REPO = Path(__file__).resolve().parents[2]
 RANDOM = f"random=python {REPO / 'sample_bots' / 'random_bot.py'} 2"
-REACT_OUT_OF_RANGE = f"python {REPO / 'tests' / 'hostile_bots' / 'react_out_of_range.py'}"
+HOSTILE = REPO / "tests" / "hostile_bots"
+REACT_OUT_OF_RANGE = f"python {HOSTILE / 'react_out_of_range.py'}"
 TIME_ARGS = ["--move-ms", "5000", "--reaction-ms", "5000", "--startup-ms", "20000"]
 
 
@@ -35,9 +36,10 @@ def test_json_of_a_passing_and_a_failing_bot(capsys: pytest.CaptureFixture[str],
         assert bot["scenarios"] == len(bot["outcomes"]) == len(scenario_catalogue())
         for outcome in bot["outcomes"]:
             assert set(outcome) == {"name", "group", "summary", "passed", "problem",
-                                    "request", "answer", "fault"}
+                                    "request", "answer", "fault", "stderr", "log"}
     assert good["bot"] == "random" and good["passed"] is True and good["failed"] == 0
-    assert all(o["problem"] is None and o["request"] is None for o in good["outcomes"])
+    assert all(o["problem"] is None and o["request"] is None and o["log"] is None
+               for o in good["outcomes"])
     assert bad["bot"] == "react_out_of_range" and bad["passed"] is False
     holder = next(o for o in bad["outcomes"] if o["name"] == "react-holder")
     assert holder["passed"] is False and holder["problem"] == "forfeited (illegal)"
@@ -47,6 +49,8 @@ def test_json_of_a_passing_and_a_failing_bot(capsys: pytest.CaptureFixture[str],
                                 "last_card": True}
     assert holder["fault"] == {"reason": "illegal",
                                "detail": "choice 2 is not an index of the 2 legal actions"}
+    assert holder["stderr"] == ""
+    assert holder["log"].startswith(str(tmp_path / "logs" / "check-react_out_of_range."))
 
 
 def test_plain_lines_name_the_failing_react_scenario(capsys: pytest.CaptureFixture[str],
@@ -55,16 +59,52 @@ def test_plain_lines_name_the_failing_react_scenario(capsys: pytest.CaptureFixtu
                       "--scenario", "decide-king")
     assert code == 1
     lines = out.splitlines()
+    log = tmp_path / "logs" / "check-react_out_of_range.1.log"
     assert lines[1:] == [
-        "pass decide-king",
+        "pass decide-king: a King's free action: any card, or end the turn",
         "FAIL react-holder: forfeited (illegal)",
         "     request: react id 4: phase react, hand [green:6, blue:1, blue:4, +3_breaker],"
         " legal [break, pass]",
         "     the bot: illegal: choice 2 is not an index of the 2 legal actions",
+        "     its stderr: nothing",
+        f"     its log: {log}",
         lines[-1],
     ]
     assert lines[-1].startswith("react_out_of_range: 1 of 2 scenarios passed in ")
     assert lines[-1].endswith(" s, 1 failed")
+
+
+def test_a_crash_shows_the_request_the_last_stderr_lines_and_the_log(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out = check(capsys, tmp_path, f"python {HOSTILE / 'crash_on_combo.py'}",
+                      "--scenario", "flag-plus3-rule")
+    assert code == 1
+    lines = out.splitlines()
+    log = tmp_path / "logs" / "check-crash_on_combo.1.log"
+    assert lines[1] == "FAIL flag-plus3-rule: forfeited (crash)"
+    assert lines[2].startswith("     request: decide id ")
+    assert lines[2].endswith("legal [play red:3, play red:plus, play_combo red]")
+    assert lines[3] == "     the bot: crash: closed its output: the bot exited with status 1"
+    assert lines[4] == "     its last stderr lines:"
+    stderr = lines[5:-2]
+    assert stderr[0].endswith("a play_combo entry, which this bot does not know")
+    assert stderr[-1] == "       | KeyError: 'card'"
+    assert all(line.startswith("       | ") for line in stderr)
+    assert lines[-2] == f"     its log: {log}"
+    assert "KeyError: 'card'" in log.read_text()
+
+
+def test_a_timeout_shows_the_last_stderr_lines_in_json(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    code = main(["check", f"python {HOSTILE / 'stuck_thinking.py'} 0", "--json",
+                 "--scenario", "players-10", "--move-ms", "300", "--startup-ms", "20000",
+                 "--log-dir", str(tmp_path / "logs")])
+    assert code == 1
+    [outcome] = strict_json(capsys.readouterr().out)["bots"][0]["outcomes"]
+    assert outcome["problem"] == "forfeited (timeout)"
+    assert outcome["fault"] == {"reason": "timeout", "detail": "no answer within 300 ms"}
+    assert outcome["stderr"] == f"request {outcome['request']['id']}: thinking..."
+    assert outcome["log"] == str(tmp_path / "logs" / "check-stuck_thinking.1.log")
 
 
 def test_table_on_a_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Path,

@@ -45,8 +45,8 @@ def match_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -
 def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                      "--games", "4", "--seed", "7")
-    assert set(out) == {"seed", "games"}
-    assert out["seed"] == 7
+    assert set(out) == {"seed", "interrupted", "games"}
+    assert out["seed"] == 7 and out["interrupted"] is False
     games = out["games"]
     assert len(games) == 4
     for game in games:

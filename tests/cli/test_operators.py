@@ -89,9 +89,9 @@ def test_progress_lines_off_a_terminal(tmp_path: Path) -> None:
     assert not [x for x in quiet.stderr.splitlines() if x.startswith("sprt: ")]
 
 
-def interrupt_after_progress(tmp_path: Path, *args: str) -> tuple[int, str]:
+def interrupt_after_progress(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     """Start the command, send SIGTERM once it printed its first progress line, and
-    return its exit status and standard error."""
+    return its exit status, standard error and standard output."""
     proc = subprocess.Popen(
         [str(REFEREE), *args, "--progress-interval", "0.001", "--log-dir", "logs"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -105,15 +105,15 @@ def interrupt_after_progress(tmp_path: Path, *args: str) -> tuple[int, str]:
             if " games, " in line:
                 proc.send_signal(signal.SIGTERM)
                 break
-        _, rest = proc.communicate(timeout=60)
+        out, rest = proc.communicate(timeout=60)
     finally:
         proc.kill()
         proc.wait()
-    return proc.returncode, "".join(seen) + rest
+    return proc.returncode, "".join(seen) + rest, out
 
 
 def test_an_interrupted_sprt_prints_where_the_test_stood(tmp_path: Path) -> None:
-    code, err = interrupt_after_progress(
+    code, err, _ = interrupt_after_progress(
         tmp_path, "sprt", f"{RANDOM} 1", f"{RANDOM} 2", "--max-games", "100000",
         "--concurrency", "1")
     assert code == 130, err
@@ -123,8 +123,43 @@ def test_an_interrupted_sprt_prints_where_the_test_stood(tmp_path: Path) -> None
 
 
 def test_an_interrupted_match_prints_the_games_played(tmp_path: Path) -> None:
-    code, err = interrupt_after_progress(
+    code, err, out = interrupt_after_progress(
         tmp_path, "match", f"a={RANDOM} 1", f"b={RANDOM} 2", "--games", "100000")
     assert code == 130, err
     assert "partial result: " in err and " of 100000 games were played" in err
     assert "Match results" in err
+    assert out == ""
+
+
+def test_an_interrupted_match_with_json_prints_json_of_the_games_played(
+        tmp_path: Path) -> None:
+    code, err, out = interrupt_after_progress(
+        tmp_path, "match", f"a={RANDOM} 1", f"b={RANDOM} 2", "--games", "100000",
+        "--seed", "4", "--json")
+    assert code == 130, err
+    result = strict_json(out)
+    assert result["interrupted"] is True and result["seed"] == 4
+    played = int(err.split("partial result: ")[1].split(" of ")[0])
+    assert len(result["games"]) == played > 0
+    assert all(p["forfeit"] is None for g in result["games"] for p in g["players"])
+
+
+def test_a_match_interrupted_in_its_bot_check_still_prints_json(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [str(REFEREE), "match", "python -c 'import time; time.sleep(60)'", f"{RANDOM} 1",
+         "--seed", "9", "--json", "--log-dir", "logs"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:  # the seed line comes before the bot check
+            if line.startswith("master seed 9"):
+                proc.send_signal(signal.SIGTERM)
+                break
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 130, err
+    assert strict_json(out) == {"seed": 9, "interrupted": True, "games": []}

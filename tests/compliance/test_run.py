@@ -75,7 +75,7 @@ async def test_silent_bot_times_out_and_the_run_ends(tmp_path: Path) -> None:
 
 async def test_never_declaring_bot_fails_the_last_card_scenarios(tmp_path: Path) -> None:
     only = {"last-card-two-cards", "last-card-crazy-hand", "last-card-pyramid-stage-1",
-            "last-card-plus"}
+            "last-card-plus", "last-card-crazy-last", "last-card-crazy-forfeited"}
     report = await check(f"python {HOSTILE / 'never_declares.py'}", only=only,
                          tmp_path=tmp_path)
     assert {o.name for o in report.failures} == only
@@ -83,6 +83,36 @@ async def test_never_declaring_bot_fails_the_last_card_scenarios(tmp_path: Path)
         assert "without declaring" in (outcome.problem or "")
         assert outcome.answer is not None and outcome.answer.last_card is False
         assert isinstance(outcome.request, Decide)
+
+
+async def test_a_naive_declarer_fails_the_pyramid_break_and_the_forfeited_seat(
+        tmp_path: Path) -> None:
+    """Declaring from the hand's size alone misses the card that Pyramid stage 1 deals
+    after a break, and counts the hand of a forfeited seat that a Crazy Card skips."""
+    only = {"last-card-two-cards", "last-card-breaker", "last-card-pyramid-break",
+            "last-card-crazy-hand", "last-card-crazy-forfeited"}
+    report = await check(f"python {HOSTILE / 'naive_declarer.py'}", only=only,
+                         tmp_path=tmp_path)
+    failed = {o.name: o for o in report.failures}
+    assert set(failed) == {"last-card-pyramid-break", "last-card-crazy-forfeited"}
+    assert isinstance(failed["last-card-pyramid-break"].request, React)
+    assert isinstance(failed["last-card-crazy-forfeited"].request, Decide)
+    for outcome in failed.values():
+        assert "without declaring" in (outcome.problem or "")
+        assert outcome.answer is not None and outcome.answer.last_card is False
+
+
+async def test_deadline_zero_is_an_empty_bank_and_fails_a_bot_that_waits(
+        tmp_path: Path) -> None:
+    waits = await check(f"python {HOSTILE / 'zero_means_no_limit.py'}",
+                        only={"deadline-zero", "decide-play"}, tmp_path=tmp_path)
+    outcomes = {o.name: o for o in waits.outcomes}
+    assert outcomes["decide-play"].passed
+    zero = outcomes["deadline-zero"]
+    assert zero.problem == "forfeited (timeout)"
+    assert isinstance(zero.request, Decide)
+    assert zero.request.deadline_ms == 0 and zero.request.time_left_ms == 0
+    assert zero.fault is not None and zero.fault.public_detail == "no answer within 0 ms"
 
 
 async def test_writing_after_game_over_fails(tmp_path: Path) -> None:
@@ -98,9 +128,10 @@ async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> Non
                          tmp_path=tmp_path)
     failed = {o.name: o.problem for o in report.failures}
     assert set(failed) == set(LIFECYCLE) - {"handshake"}
-    assert failed["error-mid-game"] == "still running 200 ms after error: killed"
-    assert failed["end-of-input"] == "still running 500 ms after the end of its input"
-    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown"
+    advice = "; exit at once, without clean-up (PROTOCOL.md section 3.6)"
+    assert failed["error-mid-game"] == "still running 200 ms after error: killed" + advice
+    assert failed["end-of-input"] == "still running 500 ms after the end of its input" + advice
+    assert failed["shutdown-mid-game"] == "still running 500 ms after shutdown" + advice
 
 
 async def test_a_bot_that_exits_at_its_first_request_fails_each_scenario(

@@ -12,6 +12,8 @@ Usage: sandbox_probe.py MODE [ARG...]
   fork N          fork N children that sleep (a process limit makes forks fail)
   escape          kill every process it can see, start three children in sessions of
                   their own that sleep, then think for a minute
+  report =PATH... say whether it runs sandboxed (its host name, its pid, how many
+                  processes it sees) and whether it can read each PATH, then play on
 """
 
 import contextlib
@@ -104,6 +106,12 @@ def escaped() -> bool:
                 os._exit(0)
         say("forked three children in sessions of their own")
         time.sleep(60)  # the test kills the referee meanwhile
+        return False
+    if MODE == "report":
+        seen = sum(1 for pid in os.listdir("/proc") if pid.isdigit())
+        say(f"host {socket.gethostname()}, pid {os.getpid()}, sees {seen} processes")
+        for path in (arg.removeprefix("=") for arg in ARGS):
+            say(f"{'can' if os.access(path, os.R_OK) else 'cannot'} read {path}")
         return False
     raise SystemExit(f"unknown mode {MODE}")
 

@@ -15,11 +15,20 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psutil
 import pytest
 import trio
 from jsonout import strict_json
-from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
+from probing import check_reports, probe_league, probe_reports
+from processes import (
+    deal_memory_command,
+    kill_all,
+    league_deal,
+    pids_with_a_deal_twice,
+    run_processes,
+    thinker,
+)
 
 try:
     from distributed import Client
@@ -42,7 +51,7 @@ from referee.league.dask_executor import (
     deliver,
     scheduler_address,
 )
-from referee.league.dask_worker import UnitResult, UnitTask, WorkerBot, play_unit_task
+from referee.league.dask_worker import UnitResult, UnitTask, on_this_worker, play_unit_task
 from referee.league.runner import (
     LeagueJob,
     league_size,
@@ -433,7 +442,7 @@ def unit_task(config: LeagueConfig, unit: WorkUnit, run: str = "") -> UnitTask:
     return UnitTask(
         unit=unit.name,
         games=unit.games,
-        bots=tuple(WorkerBot.of(specs[name]) for name in unit.games[0].seats),
+        bots=tuple(specs[name] for name in unit.games[0].seats),
         settings=settings_for(config, None),
         replays=True,
         logs=True,
@@ -647,7 +656,7 @@ async def test_a_stranded_task_is_resubmitted_while_other_tasks_keep_finishing(
     assert sent[1][0] < len(client.submitted) - 10, sent
 
 
-def test_bots_travel_as_plain_values(tmp_path: Path) -> None:
+def test_bots_travel_as_they_are(tmp_path: Path) -> None:
     import pickle
 
     config = load_league(league_file(tmp_path, deals=1, bots=f"""\
@@ -656,6 +665,7 @@ name = "a"
 command = "{GREEDY}"
 env = {{ X = "1" }}
 limits = {{ cpu_seconds = 60 }}
+sandbox = true
 
 [[bots]]
 name = "b"
@@ -665,11 +675,14 @@ sandbox_bind = ["."]
 """))
     assert config.bots[1].local_command().sandbox is not None
     for spec in config.bots:
-        bot = pickle.loads(pickle.dumps(WorkerBot.of(spec)))
-        assert bot.spec(sys.executable) == spec
+        assert pickle.loads(pickle.dumps(spec)) == spec
+        assert on_this_worker(spec, sys.executable) == spec
+    a = config.bots[0].local_command()
+    assert a.sandbox is not None and a.env == {"X": "1"}
     # ``python`` is the coordinator's interpreter there, the worker's here.
-    moved = WorkerBot.of(config.bots[0]).spec("/elsewhere/python")
-    assert moved.command.argv[0] == sys.executable
+    moved = on_this_worker(config.bots[0], "/elsewhere/python")
+    assert moved.local_command().argv[0] == sys.executable
+    assert attrs.evolve(moved.local_command(), argv=a.argv) == a
     assert pickle.loads(pickle.dumps(settings_for(config, None))) == settings_for(config, None)
 
 
@@ -716,6 +729,80 @@ def test_dask_option_without_dask(tmp_path: Path) -> None:
                             cwd=tmp_path, timeout=60)
     assert result.returncode == 2, result.stderr
     assert INSTALL_HINT in " ".join(result.stderr.split())
+
+
+# ------------------------------------------------------ the bot value on a worker
+
+
+async def test_the_probe_reports_its_sandbox_from_a_dask_worker(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    """Dask workers received a copy of the bot's command without its sandbox, and ran
+    sandboxed bots unsandboxed."""
+    config = load_league(probe_league(tmp_path, sandbox=True))
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(config, store, log_dir=tmp_path / "logs",
+                                  executor=DaskExecutor(cluster))
+    assert played == 2
+    check_reports(probe_reports(tmp_path / "logs"), tmp_path / "secret.txt", sandboxed=True)
+
+
+async def test_sandboxed_units_of_a_minute_complete_on_dask(
+    tmp_path: Path, cluster: str, client: Client
+) -> None:
+    """A sandboxed bot got SIGKILL (bwrap's --die-with-parent) when the Trio thread of
+    the Dask worker that started it had been idle for 10 s."""
+    path = league_file(tmp_path, deals=1, league="sandbox = true", bots=f"""\
+[[bots]]
+name = "slow"
+command = "{thinker(12, 1, 5, '0')}"
+
+[[bots]]
+name = "random"
+command = "{RANDOM} 1"
+""")
+    text = path.read_text().replace("move_ms = 1000", "move_ms = 30000")
+    path.write_text(text.replace("bank_ms = 10000\nincrement_ms = 100\n", ""))
+    started = time.monotonic()
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        played = await run_league(load_league(path), store, log_dir=tmp_path / "logs",
+                                  executor=DaskExecutor(cluster))
+    assert played == 2
+    assert time.monotonic() - started >= 60
+    check_exactly_once(tmp_path / "r.sqlite", set(stored_ids(tmp_path / "r.sqlite")))
+    logs = "".join(p.read_text() for p in (tmp_path / "logs").iterdir())
+    assert logs.count("thinks: 12 s") == 5, logs
+
+
+@pytest.mark.parametrize("sandbox", [False, True], ids=["plain", "sandbox"])
+def test_a_killed_coordinator_stops_its_units_on_the_workers(
+    tmp_path: Path, cluster: str, client: Client, sandbox: bool
+) -> None:
+    """Dask cannot stop a running task: the task sees that its client left the cluster
+    and stops its unit and its bots, which played on for minutes."""
+    marker = uuid.uuid4().hex
+    bot = thinker(60, 1, 0, "any", marker)  # thinks a minute on every decision
+    path = league_file(tmp_path, deals=1, league=f"sandbox = {str(sandbox).lower()}",
+                       bots=f'[[bots]]\nname = "a"\ncommand = "{bot}"\n\n'
+                            f'[[bots]]\nname = "b"\ncommand = "{bot}"\n')
+    path.write_text(path.read_text().replace("move_ms = 1000", "move_ms = 120000"))
+    args = ("league", str(path), "--db", str(tmp_path / "r.sqlite"), "--dask", cluster)
+    with referee(*args, cwd=tmp_path) as proc:
+        deadline = time.monotonic() + 60
+        while not run_processes(marker):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "no bot started on a worker"
+            time.sleep(0.02)
+        time.sleep(1.5)  # the bots are thinking
+        os.kill(proc.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        proc.wait()
+    try:
+        while run_processes(marker) and time.monotonic() < killed + 2:
+            time.sleep(0.02)
+        assert run_processes(marker) == []
+    finally:
+        kill_all(run_processes(marker))
 
 
 # ------------------------------------------------------- an async unit source

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 from jsonout import strict_json
+from probing import check_reports, probe_league, probe_reports
 from processes import live_children
 
 from referee.config.settings import load_league
@@ -116,3 +117,19 @@ def test_frames_carry_a_pickle_each() -> None:
     assert pickle.loads(read_frame(stream) or b"") == {"a": 1}
     assert pickle.loads(read_frame(stream) or b"") == [2, 3]
     assert read_frame(stream) is None  # a frame cut short is the end
+
+
+@pytest.mark.parametrize(("workers", "sandbox"), [(None, False), (None, True), (2, True)],
+                         ids=["in-process", "in-process-sandbox", "workers-sandbox"])
+async def test_the_probe_reports_its_sandbox_from_each_executor(
+    tmp_path: Path, workers: int | None, sandbox: bool
+) -> None:
+    """Worker processes received a copy of the bot's command without its sandbox, and
+    ran sandboxed bots unsandboxed."""
+    config = load_league(probe_league(tmp_path, sandbox=sandbox))
+    executor = LocalExecutor(1) if workers is None else PoolExecutor(workers)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        assert await run_league(config, store, executor=executor,
+                                log_dir=tmp_path / "logs") == 2
+    check_reports(probe_reports(tmp_path / "logs"), tmp_path / "secret.txt",
+                  sandboxed=sandbox)

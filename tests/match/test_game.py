@@ -7,6 +7,7 @@ with short time controls, so that a silent bot costs a fraction of a second.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -292,14 +293,30 @@ def command_line(process: psutil.Process) -> list[str]:
         return []
 
 
+@contextlib.contextmanager
+def sigint_at_its_default_in_children() -> Iterator[None]:
+    """Children started meanwhile get SIGINT at its default disposition, as a terminal's
+    foreground job does. A test run started as a background job of a script (``cmd &``
+    in a non-interactive shell: CI runners do that) ignores SIGINT, its children inherit
+    that across ``exec``, and a Python program started with SIGINT ignored keeps
+    ignoring it. A handled signal, unlike an ignored one, is reset to its default by
+    ``exec``."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def test_ctrl_c_stops_the_match_and_every_bot(tmp_path: Path) -> None:
     sleepy = f"python {HOSTILE / 'sleepy.py'} 100"
-    proc = subprocess.Popen(
-        [str(CLI), "match", sleepy, sleepy, "--games", "20", "--log-dir", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=tmp_path,
-    )
+    with sigint_at_its_default_in_children():
+        proc = subprocess.Popen(
+            [str(CLI), "match", sleepy, sleepy, "--games", "20", "--log-dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
     try:
         referee = psutil.Process(proc.pid)
         deadline = time.monotonic() + 10

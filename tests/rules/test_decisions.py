@@ -1,4 +1,4 @@
-"""The project's decisions D1-D16 (RULES.md), for cases no ruling settles.
+"""The project's decisions D1-D19 (RULES.md), for cases no ruling settles.
 Each test runs once per color (the ``palette`` fixture, tests/rules/palette.py): the
 cards it names as red are played as red, green, blue and yellow in turn.
 """
@@ -234,4 +234,55 @@ def test_d16_a_two_player_stop_ends_the_turn_before_the_next_one():
     game = position(hands=[["red:stop", "red:5"], ["red:1", "red:6"]], lead="red:3")
     game.apply(play("red:stop"))
     assert game.turn == 0 and game.sizes[0] == 1 + 4
+    assert any(e[:4] == ("draw", 0, 4, "last_card") for e in game.events)
+
+
+@pytest.mark.parametrize("hand_size", [3, 8, 12])
+def test_d18_a_pyramid_starts_at_the_stage_of_the_hand_size(hand_size):
+    from referee.rules import new_game
+
+    game = new_game(4, 18, Rules(pyramid=True, hand_size=hand_size))
+    assert game.stages == [hand_size] * 4
+    assert game.sizes == [hand_size] * 4
+
+
+def test_d18_a_small_pyramid_goes_down_one_stage_at_a_time():
+    game = position(hands=[["red:5"], ["blue:1", "blue:4"]], lead="red:3",
+                    rules=Rules(pyramid=True, hand_size=3))
+    game.stages = [3, 3]
+    game.apply(play("red:5"), last_card=True)
+    assert game.stages == [2, 3] and game.sizes[0] == 2
+
+
+def test_d19_a_crazy_card_as_the_last_card_wins_a_single_game():
+    game = position(hands=[["crazy"], ["blue:1", "blue:4"], ["green:1"]], lead="red:3",
+                    rules=Rules(crazy_card=True))
+    game.apply(play("crazy"))
+    assert game.is_over and game.winner == 0
+    assert game.sizes == [0, 2, 1]  # no hand was passed
+
+
+def test_d19_a_crazy_card_as_the_last_card_in_the_pyramid_passes_the_new_stage_on():
+    # Stage 3 -> 2: the two cards of stage 2 are dealt, then every hand moves on, those
+    # two cards included, and the player ends the turn with the hand of the seat before.
+    game = position(hands=[["crazy"], ["blue:1", "blue:4", "blue:5"], ["green:1"]],
+                    lead="red:3", rules=Rules(crazy_card=True, pyramid=True))
+    game.stages = [3, 8, 8]
+    game.apply(play("crazy"), last_card=True)
+    assert game.stages == [2, 8, 8]
+    assert game.sizes == [1, 2, 3]
+    assert hand(game, 0) == ["green:1"]
+    assert any(e[0] == "hands_passed" for e in game.events)
+    assert not any(e[0] == "draw" and e[3] == "last_card" for e in game.events)
+
+
+def test_d07_a_crazy_card_skips_a_forfeited_seat():
+    hands = [["crazy", "blue:1"], ["blue:4", "blue:5", "blue:6"], ["green:1"],
+             ["green:3", "green:4"]]
+    game = position(hands=hands, lead="red:3", rules=Rules(crazy_card=True))
+    game.forfeit(3, "crash")
+    game.apply(play("crazy"))
+    # Seat 0 gets seat 2's single card (seat 3 has left the game), without declaring.
+    assert game.sizes == [1 + 4, 1, 3, 0]
+    assert "green:1" in hand(game, 0)
     assert any(e[:4] == ("draw", 0, 4, "last_card") for e in game.events)

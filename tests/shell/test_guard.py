@@ -228,40 +228,48 @@ async def test_a_disarmed_guard_leaves_the_group_alone(
 
 
 # Forks a child that stays in the group, one that moves to a group of its own (in the
-# same session) and one that starts a session of its own, and prints their pids.
+# same session), one that starts a session of its own and one whose own child starts a
+# session of its own, and prints the pids of the first three and of that grandchild.
 FAMILY = """
 import os, time
-for move in (None, os.setpgrp, os.setsid):
+for move in (None, os.setpgrp, os.setsid, "grandchild"):
     ready_r, ready_w = os.pipe()
     child = os.fork()
     if child == 0:
-        if move is not None:
+        if move == "grandchild":
+            if os.fork():
+                time.sleep(600)
+                os._exit(0)
+            os.setsid()
+        elif move is not None:
             move()
-        os.write(ready_w, b"x")
+        os.write(ready_w, b"%d" % os.getpid())
         time.sleep(600)
         os._exit(0)
-    os.read(ready_r, 1)
-    print(child, flush=True)
+    print(int(os.read(ready_r, 20)), flush=True)
 time.sleep(600)
 """
 
 
-async def test_a_guard_whose_pipe_closes_kills_the_group_and_the_session(
+async def test_a_guard_whose_pipe_closes_kills_the_group_the_session_and_the_children(
     guard: GroupGuard, processes: list[subprocess.Popen[bytes] | int]
 ) -> None:
     family = start_guarded(guard, FAMILY)
     processes.append(family)
     assert family.stdout is not None
-    in_group, in_session, own_session = (int(family.stdout.readline()) for _ in range(3))
-    processes.extend([in_group, in_session, own_session])
+    in_group, in_session, own_session, far = (int(family.stdout.readline()) for _ in range(4))
+    processes.extend([in_group, in_session, own_session, far])
     assert os.getpgid(in_session) == in_session and os.getsid(in_session) == family.pid
+    assert os.getsid(own_session) == own_session and os.getsid(far) == far
     with trio.fail_after(10):
         await (await close_pipe(guard)).wait()
     assert wait_until(lambda: family.poll() is not None, 5)
     assert family.returncode == -signal.SIGKILL
-    assert wait_until(lambda: gone(in_group) and gone(in_session), 5)
-    # Out of reach, as documented: a process that started a session of its own.
-    assert not gone(own_session)
+    # A child of the bot in a session of its own is reached as the child it is (a
+    # sandbox's pid 1 is one).
+    assert wait_until(lambda: gone(in_group) and gone(in_session) and gone(own_session), 5)
+    # Out of reach, as documented: a grandchild that started a session of its own.
+    assert not gone(far)
 
 
 async def test_a_guard_told_of_no_group_kills_nothing(guard: GroupGuard) -> None:

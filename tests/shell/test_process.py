@@ -447,15 +447,39 @@ async def test_descendant_in_another_group_is_killed(mode: str) -> None:
     assert_dead(moved)
 
 
-async def test_escaped_descendant_does_not_hang_referee() -> None:
-    """A descendant that starts a session of its own survives an uncontained bot
-    (documented), but cleanup returns; a contained bot's dies with its pid namespace."""
+async def test_a_child_in_a_session_of_its_own_is_killed() -> None:
+    """The bot's own child is killed by its pid, whatever its session (the sandbox's pid
+    1 is such a child)."""
     code = """
 import os, sys, time
 if os.fork() == 0:
     os.setsid()
     print(os.getpid(), flush=True)
     time.sleep(600)
+    os._exit(0)
+time.sleep(600)
+"""
+    async with open_bot_process(python_bot(code)) as bot:
+        child = host_pid(int(await read_line(bot)), bot.pid)
+        try:
+            assert os.getsid(child) == child
+        except BaseException:
+            os.kill(child, signal.SIGKILL)
+            raise
+    assert_reaped(bot.pid)
+    assert_dead(child)
+
+
+async def test_escaped_descendant_does_not_hang_referee() -> None:
+    """A grandchild that starts a session of its own survives an uncontained bot
+    (documented), but cleanup returns; a contained bot's dies with its pid namespace."""
+    code = """
+import os, sys, time
+if os.fork() == 0:
+    if os.fork() == 0:
+        os.setsid()
+        print(os.getpid(), flush=True)
+        time.sleep(600)
     os._exit(0)
 time.sleep(600)
 """
