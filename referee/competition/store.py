@@ -171,6 +171,18 @@ class CompetitionStore:
                  Status.QUEUED, Status.BUILDING, Status.CHECKING))
         return [f"{bot}@{version}" for bot, version in retired]
 
+    def rotate_token(self, name: str) -> str:
+        """Give an enabled participant a new token (shown once, never stored): the old
+        one stops working at once."""
+        token = new_token()
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE participants SET token_sha256 = ? WHERE name = ? AND disabled = 0",
+                (digest(token), name))
+            if cursor.rowcount != 1:
+                raise Refused(Refusal.FORBIDDEN, f"participant {name} is disabled or unknown")
+        return token
+
     def authenticate(self, token: str) -> Participant:
         """The participant whose token this is; Refused when nobody's, or disabled."""
         if TOKEN_PATTERN.match(token) is None:

@@ -23,15 +23,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-import attrs
-
 from referee.core.errors import UserError
 from referee.core.fairness import InfraEvent
-from referee.core.faults import FaultReason
 from referee.core.time_use import TimeUse
+from referee.league.records import GameRecord, Meeting, SeatRecord
 from referee.league.schema import FIRST_LAYOUT, SCHEMA, TABLES
 from referee.league.sqlite_support import Transaction, agrees, difference, explain
-from referee.rules import EndReason
 
 __all__ = [
     "APPLICATION_ID", "FIRST_LAYOUT", "SCHEMA", "SCHEMA_VERSION", "TABLES", "GameRecord",
@@ -50,55 +47,6 @@ BUSY_TIMEOUT_MS = 5000
 class StoreError(UserError):
     """The results database cannot be used (wrong league, unreadable or read-only file,
     locked by another program, not a results database)."""
-
-
-def _fault_reason(value: str | None) -> FaultReason | None:
-    return None if value is None else FaultReason(value)
-
-
-def _end_reason(value: str | None) -> EndReason | None:
-    return None if value is None else EndReason(value)
-
-
-@attrs.frozen
-class SeatRecord:
-    seat: int
-    bot: str
-    place: int
-    points: int
-    forfeit_reason: FaultReason | None = attrs.field(default=None, converter=_fault_reason)
-    forfeit_detail: str | None = None
-    #: The seat's answer times (none for games stored before layout 2).
-    time: TimeUse = attrs.field(factory=TimeUse)
-
-
-@attrs.frozen
-class GameRecord:
-    game_id: str
-    block: str
-    seed: int
-    actions: int
-    #: Why the game ended.
-    reason: EndReason | None = attrs.field(converter=_end_reason)
-    seats: tuple[SeatRecord, ...]
-    replay: str | None = None
-    #: The infrastructure faults that voided earlier plays of the game.
-    infra: tuple[InfraEvent, ...] = ()
-    #: Voided every time it was played: stored without a result (no seats), never a loss.
-    voided: bool = False
-
-
-@attrs.frozen
-class Meeting:
-    """A table of a ladder: its bots (in the seats of rotation 0), and the deals they
-    play at every seat rotation, ``first_deal`` onwards. Chosen and stored before its
-    first game, so that a ladder restarted after a kill plays it to its end."""
-
-    name: str
-    bots: tuple[str, ...]
-    first_deal: int
-    deals: int
-    finished: bool = False
 
 
 class ResultStore:
@@ -464,6 +412,37 @@ class ResultStore:
         return [InfraEvent.from_json({"game_id": g, "attempt": a, "seat": s, "bot": b,
                                       "blame": bl, "detail": d, "figures": json.loads(f)})
                 for g, a, s, b, bl, d, f in rows]
+
+    def games_since(self, after: int, limit: int) -> tuple[int, list[GameRecord]]:
+        """At most ``limit`` games stored after the game numbered ``after`` (0: from the
+        first), in the order they finished, and the number of the last one returned
+        (``after`` when none): a reader that keeps up with a growing database reads
+        each game once."""
+        with self._errors(_READ):
+            rows = self._db.execute(
+                "SELECT rowid, game_id, block, seed, actions, reason, replay FROM games "
+                "WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
+            if not rows:
+                return after, []
+            first, last = rows[0][0], rows[-1][0]
+            seats: dict[str, list[SeatRecord]] = defaultdict(list)
+            timed = "seat_times" in {row[0] for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            times = "s.times_ms, s.near_misses" if timed else "NULL, NULL"
+            join = ("LEFT JOIN seat_times s ON s.game_id = t.game_id AND s.seat = t.seat"
+                    if timed else "")
+            for row in self._db.execute(
+                "SELECT t.game_id, t.seat, t.bot, t.place, t.points, t.forfeit_reason, "
+                f"t.forfeit_detail, {times} FROM games g JOIN seats t ON t.game_id = g.game_id "
+                f"{join} WHERE g.rowid BETWEEN ? AND ? ORDER BY t.game_id, t.seat",
+                (first, last),
+            ):
+                game_id, seat, bot, place, points, reason, detail, spent, near = row
+                time = TimeUse() if spent is None else TimeUse(tuple(json.loads(spent)), near)
+                seats[game_id].append(SeatRecord(seat, bot, place, points, reason, detail, time))
+        return last, [GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]),
+                                 replay)
+                      for _, game_id, block, seed, actions, reason, replay in rows]
 
     def game_count(self) -> int:
         with self._errors(_READ):

@@ -28,6 +28,7 @@ from referee.competition.errors import Refusal, Refused
 from referee.competition.pipeline import accept_upload
 from referee.competition.records import Participant
 from referee.competition.tokens import digests_match
+from referee.server.pages import mount_pages
 from referee.server.state import ServerState
 
 __all__ = ["STATUS", "build_app"]
@@ -224,4 +225,6 @@ def build_app(state: ServerState) -> Starlette:
         exception_handlers=handlers,
     )
     app.state.competition = state
+    # The HTML pages (referee.server.pages), beside the API.
+    mount_pages(app, state)
     return app

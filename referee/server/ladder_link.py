@@ -33,7 +33,9 @@ def ladder_settings(state: ServerState) -> LadderSettings:
         deals=ladder.deals, placement_games=ladder.placement_games,
         seed=ladder.seed or None, concurrency=ladder.concurrency,
         workers=ladder.workers or None, dask=ladder.dask or None,
-        log_dir=state.workspace.root / "logs")
+        log_dir=state.workspace.root / "logs",
+        # The game pages show each game's replay (referee.server.pages).
+        replay_dir=state.workspace.root / "replays")
 
 
 def active_bots(state: ServerState) -> list[BotSpec]:

@@ -77,6 +77,26 @@ def test_record_exactly_once(tmp_path: Path) -> None:
     assert query(db, "SELECT COUNT(*) FROM seats") == [(2,)]
 
 
+def test_games_since_reads_each_new_game_once_in_stored_order(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    timed = attrs.evolve(game("g2", {"b": 1, "c": 2}), seats=tuple(
+        attrs.evolve(s, time=TimeUse((1.5, 30.0), 1)) for s in game("g2", {"b": 1, "c": 2}).seats))
+    with ResultStore(db) as store:
+        assert store.games_since(0, 10) == (0, [])
+        store.record(game("g9", {"a": 1, "b": 2}, forfeits={"b": "crash"}))
+        store.record(timed)
+        store.record(game("g1", {"a": 2, "c": 1}))
+        last, first_two = store.games_since(0, 2)
+        assert first_two == [game("g9", {"a": 1, "b": 2}, forfeits={"b": "crash"}), timed]
+        after, rest = store.games_since(last, 2)
+        assert [g.game_id for g in rest] == ["g1"]
+        assert store.games_since(after, 2) == (after, [])
+        store.record(game("g0", {"a": 1, "c": 2}))
+        assert [g.game_id for g in store.games_since(after, 2)[1]] == ["g0"]
+        assert [g for _, chunk in [store.games_since(0, 100)] for g in chunk] == list(
+            store.games())
+
+
 def test_each_game_is_committed_when_recorded(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     store = ResultStore(db)

@@ -154,6 +154,20 @@ def test_the_result_can_wait_for_the_end(open_page: Any, tmp_path: Path) -> None
     assert problems == []
 
 
+def test_a_link_opens_the_game_from_a_seat(open_page: Any, tmp_path: Path) -> None:
+    page, problems = page_of(timed_replay(), tmp_path, open_page, "#step=3&seat=1")
+    assert step_shown(page) == 3
+    assert page.input_value("#viewer") == "1"
+    backs = page.locator('.hand[data-seat="0"] .card.back')
+    assert backs.count() == page.locator('.hand[data-seat="0"] .card').count() > 0
+    assert page.locator('.hand[data-seat="1"] .card.back').count() == 0
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("location.hash") == "#step=4&seat=1"
+    page2, problems2 = page_of(timed_replay(), tmp_path, open_page, "#step=3&seat=9")
+    assert page2.input_value("#viewer") == "-1"
+    assert problems == [] and problems2 == []
+
+
 def test_each_decision_shows_its_answer_time(open_page: Any, tmp_path: Path) -> None:
     replay = timed_replay()
     page, problems = page_of(replay, tmp_path, open_page, "#step=1")

@@ -1,0 +1,70 @@
+"""The competition's pages: server-rendered HTML (Jinja2 templates) beside the JSON API,
+with a little script for the parts that update themselves, and nothing loaded from
+anywhere but this server.
+
+:func:`mount_pages` adds them to the server's Starlette application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from referee.server.pages import accounts, organizer, public
+from referee.server.pages.site import PageError, Site, answer
+from referee.server.state import ServerState
+
+__all__ = ["mount_pages"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+ROUTES: list[tuple[str, Handler, str]] = [
+    ("/", public.board, "GET"),
+    ("/live/board", public.board_rows, "GET"),
+    ("/bots/{bot}", public.bot_page, "GET"),
+    ("/games/{number:int}", public.game_page, "GET"),
+    ("/games/{number:int}/viewer", public.game_viewer, "GET"),
+    ("/games/{number:int}/seats/{seat:int}/log", public.game_log, "GET"),
+    ("/signin", accounts.sign_in_form, "GET"),
+    ("/signin", accounts.sign_in, "POST"),
+    ("/signout", accounts.sign_out, "POST"),
+    ("/me", accounts.my_page, "GET"),
+    ("/live/me", accounts.my_submissions, "GET"),
+    ("/me/upload", accounts.upload, "POST"),
+    ("/me/token", accounts.rotate_token, "POST"),
+    ("/organizer", organizer.organizer_page, "GET"),
+    ("/organizer/participants", organizer.add_participant, "POST"),
+    ("/organizer/disable", organizer.disable_participant, "POST"),
+    ("/organizer/ladder", organizer.ladder, "POST"),
+    ("/organizer/freeze", organizer.freeze, "POST"),
+]
+
+
+def _shown(handler: Handler) -> Handler:
+    """A page that cannot be shown answers with its status and a page that says why."""
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except PageError as exc:
+            site = public.site_of(request)
+            message, status = exc.message, exc.status
+            text = await site.run(lambda: site.render(
+                "error.html", message=message, status=status, session=None,
+                signed_in="", csrf=""))
+            return answer(text, status, private=True)
+    return wrapped
+
+
+def mount_pages(app: Starlette, state: ServerState) -> None:
+    """Add the pages and their static files to ``app``."""
+    site = Site(state)
+    app.state.pages = site
+    for path, handler, method in ROUTES:
+        app.router.routes.append(Route(path, _shown(handler), methods=[method]))
+    app.router.routes.append(Mount("/static", StaticFiles(
+        packages=[("referee.server.pages", "static")]), name="static"))

@@ -1,0 +1,155 @@
+"""Signing in and out, and a participant's own page: their submissions with their status
+(the failing step and its output when rejected), the upload form and token rotation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from referee.competition.errors import Refused
+from referee.competition.pipeline import accept_upload
+from referee.competition.tokens import digests_match
+from referee.server.pages.forms import checked_form, save_archive
+from referee.server.pages.public import site_of
+from referee.server.pages.sessions import (
+    SESSION_COOKIE,
+    VISITOR_COOKIE,
+    Role,
+    Session,
+    set_cookie,
+    visitor_csrf,
+)
+from referee.server.pages.site import PageError, Site
+
+__all__ = ["my_page", "my_submissions", "rotate_token", "sign_in", "sign_in_form",
+           "sign_out", "upload"]
+
+#: The most of a submission's output a page shows (its end).
+OUTPUT_CHARS = 20_000
+#: The newest submissions whose output the page shows (the API has every one's).
+OUTPUTS_SHOWN = 10
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+async def sign_in_form(request: Request) -> Response:
+    site = site_of(request)
+    session = site.sessions.of(request)
+    if session is not None:
+        return _see_other("/organizer" if session.role is Role.ORGANIZER else "/me")
+    return await site.page(request, "signin.html", lambda: {"problem": ""}, form=True)
+
+
+async def sign_in(request: Request) -> Response:
+    site = site_of(request)
+    csrf, _ = visitor_csrf(request)
+    if VISITOR_COOKIE not in request.cookies:
+        raise PageError(403, "the form is out of date or from another site: reload the page"
+                        " and send it again")
+    form = await checked_form(request, csrf)
+    token = str(form.get("token", "")).strip()
+    state = site.state
+    if token and digests_match(token, state.organizer_digest):
+        session = site.sessions.start(Role.ORGANIZER, "")
+        target = "/organizer"
+    else:
+        try:
+            participant = await trio.to_thread.run_sync(state.store.authenticate, token)
+        except Refused as exc:
+            message = exc.message
+            return await site.page(request, "signin.html", lambda: {"problem": message},
+                                   status=401, form=True)
+        session = site.sessions.start(Role.PARTICIPANT, participant.name)
+        target = "/me"
+    response = _see_other(target)
+    set_cookie(response, request, SESSION_COOKIE, session.key)
+    return response
+
+
+async def sign_out(request: Request) -> Response:
+    site = site_of(request)
+    session = site.sessions.of(request)
+    if session is not None:
+        await checked_form(request, session.csrf)
+        site.sessions.end(session)
+    response = _see_other("/")
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+async def participant_session(site: Site, request: Request) -> Session:
+    """The signed-in participant's session; PageError otherwise (and once the organizer
+    disabled them)."""
+    session = site.sessions.of(request)
+    if session is None:
+        raise PageError(401, "sign in with your participant token first")
+    if session.role is not Role.PARTICIPANT:
+        raise PageError(403, "this page is a participant's")
+    people = await trio.to_thread.run_sync(site.state.store.participants)
+    if any(p.name == session.name and p.disabled for p in people):
+        site.sessions.end(session)
+        raise PageError(403, f"participant {session.name} is disabled")
+    return session
+
+
+async def _submissions(site: Site, name: str) -> list[dict[str, Any]]:
+    subs = await trio.to_thread.run_sync(site.state.store.submissions, name)
+    return [{"sub": s, "output": s.output[-OUTPUT_CHARS:] if i < OUTPUTS_SHOWN else "",
+             "cut": max(0, len(s.output) - OUTPUT_CHARS)} for i, s in enumerate(subs)]
+
+
+async def my_page(request: Request, *, problem: str = "", token: str = "",
+                  status: int = 200) -> Response:
+    site = site_of(request)
+    session = await participant_session(site, request)
+    subs = await _submissions(site, session.name)
+    limits = site.state.config.submissions
+    frozen = await trio.to_thread.run_sync(site.state.store.frozen)
+    return await site.page(request, "me.html", lambda: {
+        "subs": subs, "limits": limits, "frozen": frozen, "problem": problem,
+        "token": token}, session=session, status=status)
+
+
+async def my_submissions(request: Request) -> Response:
+    site = site_of(request)
+    session = await participant_session(site, request)
+    subs = await _submissions(site, session.name)
+    return await site.fragment(request, "submissions.html", lambda: {"subs": subs},
+                               private=True)
+
+
+async def upload(request: Request) -> Response:
+    site = site_of(request)
+    session = await participant_session(site, request)
+    state = site.state
+    limit = state.config.submissions.max_upload_mb << 20
+    form = await checked_form(request, session.csrf, upload_limit=limit)
+    try:
+        archive = await save_archive(form, state.workspace.incoming, limit)
+    finally:
+        await form.close()
+    try:
+        await trio.to_thread.run_sync(accept_upload, state.store, state.config,
+                                      state.workspace, session.name, archive)
+    except Refused as exc:
+        return await my_page(request, problem=exc.message, status=400)
+    state.wake_pipeline()
+    return _see_other("/me")
+
+
+async def rotate_token(request: Request) -> Response:
+    """A new token, shown once on the answer to the form (never in a URL)."""
+    site = site_of(request)
+    session = await participant_session(site, request)
+    await checked_form(request, session.csrf)
+    try:
+        token = await trio.to_thread.run_sync(site.state.store.rotate_token, session.name)
+    except Refused as exc:
+        raise PageError(403, exc.message) from None
+    site.sessions.end_others(session.name, session)
+    return await my_page(request, token=token)

@@ -1,0 +1,89 @@
+"""A bot's stderr log of a ladder game, and the game's replay, found on disk.
+
+A ladder plays each seat rotation of a meeting in fresh bot processes (one unit of
+work, ``<table>/deals<first>-<last>/rot<r>``), and each process writes its stderr to
+``<unit>-<bot>.log`` in the competition's ``logs`` folder (a restarted process to
+``.1``, ``.2``, ...). A page shows the end of each, bounded, never more.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Final
+
+import attrs
+
+from referee.core.faults import short_detail
+from referee.core.replay import Replay
+from referee.league.store import Meeting
+from referee.match.game import safe_filename
+from referee.present.render import render_html
+from referee.present.report_tables import locate_replay
+
+__all__ = ["LOG_BYTES", "LogPart", "game_logs", "public_viewer"]
+
+#: The most of a log a page shows (its end).
+LOG_BYTES: Final = 64 * 1024
+#: The most log files of one bot in one game (its restarts) a page shows.
+MAX_FILES: Final = 4
+
+_BLOCK = re.compile(r"^(?P<table>.+)/deal(?P<deal>\d+)$")
+_ROTATION = re.compile(r"/rot(?P<rot>\d+)$")
+
+
+@attrs.frozen
+class LogPart:
+    name: str
+    text: str
+    #: Bytes left out at its start.
+    cut: int
+
+
+def unit_name(meetings: list[Meeting], block: str, game_id: str) -> str | None:
+    """The unit of work that played a ladder game, or None (not a ladder's game)."""
+    found, rotation = _BLOCK.match(block), _ROTATION.search(game_id)
+    if found is None or rotation is None:
+        return None
+    table, deal = tuple(found["table"].split(",")), int(found["deal"])
+    for meeting in meetings:
+        if meeting.bots == table and meeting.first_deal <= deal < meeting.first_deal \
+                + meeting.deals:
+            last = meeting.first_deal + meeting.deals - 1
+            return f"{found['table']}/deals{meeting.first_deal}-{last}/rot{rotation['rot']}"
+    return None
+
+
+def _tail(path: Path) -> LogPart:
+    with path.open("rb") as file:
+        size = file.seek(0, 2)
+        start = max(0, size - LOG_BYTES)
+        file.seek(start)
+        data = file.read(LOG_BYTES)
+    return LogPart(path.name, data.decode("utf-8", "replace"), start)
+
+
+def game_logs(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
+              bot: str) -> list[LogPart]:
+    """The ends of ``bot``'s stderr logs of a game (blocking)."""
+    unit = unit_name(meetings, block, game_id)
+    if unit is None:
+        return []
+    stem = f"{safe_filename(unit)}-{safe_filename(bot)}"
+    parts = []
+    for start in range(MAX_FILES):
+        path = log_dir / f"{stem}{f'.{start}' if start else ''}.log"
+        if not path.is_file():
+            break
+        parts.append(_tail(path))
+    return parts
+
+
+def public_viewer(stored: str, db: Path) -> str:
+    """The replay viewer's page of a stored replay, with every forfeit's detail cut to
+    its first line (a crash's detail holds the bot's stderr, which is its owner's
+    alone). Blocking; ReplayError or OSError when the replay cannot be read."""
+    replay = Replay.load(locate_replay(stored, db))
+    log = [{**entry, "detail": short_detail(str(entry["detail"]))}
+           if "forfeit" in entry and entry.get("detail") else entry for entry in replay.log]
+    return render_html(attrs.evolve(replay, log=log))

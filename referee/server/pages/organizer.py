@@ -1,0 +1,104 @@
+"""The organizer's page: participants (add one, disable one), every submission, the
+ladder (pause, resume), closing submissions for the finals, and how the ladder goes:
+games and forfeits a minute, the machine's load."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import trio
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from referee.competition.errors import CompetitionError
+from referee.server.pages.forms import checked_form
+from referee.server.pages.public import site_of
+from referee.server.pages.sessions import Role, Session
+from referee.server.pages.site import PageError, Site
+
+__all__ = ["add_participant", "disable_participant", "freeze", "ladder", "organizer_page"]
+
+#: Submissions the page lists (the newest).
+SUBMISSIONS_SHOWN = 200
+
+
+def organizer_session(site: Site, request: Request) -> Session:
+    session = site.sessions.of(request)
+    if session is None:
+        raise PageError(401, "sign in with the organizer's token first")
+    if session.role is not Role.ORGANIZER:
+        raise PageError(403, "this page is the organizer's")
+    return session
+
+
+async def organizer_page(request: Request, *, problem: str = "", added: str = "",
+                         token: str = "", status: int = 200) -> Response:
+    site = site_of(request)
+    session = organizer_session(site, request)
+    await site.refresh()
+    store = site.state.store
+
+    def read() -> tuple[Any, Any, bool]:
+        return store.participants(), store.submissions()[:SUBMISSIONS_SHOWN], store.frozen()
+
+    people, subs, frozen = await trio.to_thread.run_sync(read)
+    paused = site.state.paused()
+
+    def build() -> dict[str, Any]:  # under the digest's lock, in a worker thread
+        games, forfeits = site.digest.per_minute()
+        return {"people": people, "subs": subs, "frozen": frozen, "paused": paused,
+                "games_per_minute": games, "forfeits_per_minute": forfeits,
+                "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
+                "stored": len(site.digest.games), "problem": problem, "added": added,
+                "token": token}
+
+    return await site.page(request, "organizer.html", build, session=session,
+                           status=status)
+
+
+async def add_participant(request: Request) -> Response:
+    """Add a participant; their token is shown once, on the answer to the form."""
+    site = site_of(request)
+    session = organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    name = str(form.get("name", "")).strip()
+    try:
+        token = await trio.to_thread.run_sync(site.state.store.add_participant, name)
+    except CompetitionError as exc:
+        return await organizer_page(request, problem=str(exc), status=400)
+    return await organizer_page(request, added=name, token=token)
+
+
+async def disable_participant(request: Request) -> Response:
+    site = site_of(request)
+    session = organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    try:
+        await trio.to_thread.run_sync(site.state.store.disable_participant,
+                                      str(form.get("name", "")))
+    except CompetitionError as exc:
+        return await organizer_page(request, problem=str(exc), status=400)
+    site.state.wake_pipeline()
+    return RedirectResponse("/organizer", status_code=303)
+
+
+async def ladder(request: Request) -> Response:
+    """Pause or resume the ladder (held across restarts)."""
+    site = site_of(request)
+    session = organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    action = form.get("action")
+    if action not in ("pause", "resume"):
+        raise PageError(400, "the ladder can be paused or resumed")
+    await site.state.set_paused(action == "pause")
+    return RedirectResponse("/organizer", status_code=303)
+
+
+async def freeze(request: Request) -> Response:
+    """Close submissions for the finals (``taki-referee finals`` plays them)."""
+    site = site_of(request)
+    session = organizer_session(site, request)
+    await checked_form(request, session.csrf)
+    await trio.to_thread.run_sync(site.state.store.freeze)
+    return RedirectResponse("/organizer", status_code=303)

@@ -1,0 +1,158 @@
+"""The pages everybody sees: the live leaderboard and crosstable, the bot pages, the
+game pages with the replay viewer; and, on a game's page, the stderr logs of the
+signed-in participant's own bots (403 for anyone else's)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from referee.core.replay import ReplayError
+from referee.server.pages.board import (
+    GameFilter,
+    board_values,
+    bot_values,
+    crosstable_values,
+)
+from referee.server.pages.digest import GameLine
+from referee.server.pages.logs import game_logs, public_viewer
+from referee.server.pages.sessions import Role, Session
+from referee.server.pages.site import PageError, Site, answer, secure_headers
+
+__all__ = ["board", "board_rows", "bot_page", "game_log", "game_page", "game_viewer"]
+
+#: The viewer page's scripts and styles are inline (it is a self-contained file).
+VIEWER_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
+                        " style-src 'unsafe-inline'; img-src data:; base-uri 'none';"
+                        " form-action 'none'; frame-ancestors 'self'")
+#: Viewer pages kept rendered.
+VIEWERS_KEPT: Final = 32
+
+
+def site_of(request: Request) -> Site:
+    site: Site = request.app.state.pages
+    return site
+
+
+async def board(request: Request) -> Response:
+    site = site_of(request)
+    await site.refresh()
+    session = site.sessions.of(request)
+    return await site.page(request, "board.html", lambda: {
+        **board_values(site), "crosstable": crosstable_values(site)}, session=session)
+
+
+async def board_rows(request: Request) -> Response:
+    site = site_of(request)
+    await site.refresh()
+    return await site.fragment(request, "board_rows.html", lambda: board_values(site))
+
+
+def _filter(request: Request) -> GameFilter:
+    query = request.query_params
+
+    def number(key: str) -> int:
+        raw = query.get(key, "")
+        return int(raw) if raw.isdigit() and len(raw) < 7 else 0
+
+    result = query.get("result", "")
+    return GameFilter(opponent=query.get("opponent", "")[:100], size=number("size"),
+                      result=result if result in GameFilter.RESULTS else "",
+                      page=number("page") or 1)
+
+
+async def bot_page(request: Request) -> Response:
+    site = site_of(request)
+    await site.refresh()
+    bot = request.path_params["bot"]
+    wanted = _filter(request)
+
+    def build() -> dict[str, Any]:
+        values = bot_values(site, bot, wanted)
+        if values is None:
+            raise PageError(404, f"no bot named {bot!r}")
+        return values
+
+    return await site.page(request, "bot.html", build, session=site.sessions.of(request))
+
+
+def _game(site: Site, number: int) -> GameLine:
+    games = site.digest.games
+    if not 1 <= number <= len(games):
+        raise PageError(404, f"no game {number}")
+    return games[number - 1]
+
+
+def _owned(site: Site, session: Session | None, game: GameLine) -> list[int]:
+    """The seats of ``game`` whose bot belongs to the signed-in participant."""
+    if session is None or session.role is not Role.PARTICIPANT:
+        return []
+    return [s.seat for s in game.seats
+            if (sub := site.entrants.get(s.bot)) is not None
+            and sub.participant == session.name]
+
+
+async def game_page(request: Request) -> Response:
+    site = site_of(request)
+    await site.refresh()
+    session = site.sessions.of(request)
+    number = request.path_params["number"]
+
+    def build() -> dict[str, Any]:
+        game = _game(site, number)
+        return {"game": game, "own": _owned(site, session, game),
+                "owners": {s.bot: getattr(site.entrants.get(s.bot), "participant", None)
+                           for s in game.seats}}
+
+    return await site.page(request, "game.html", build, session=session)
+
+
+async def game_log(request: Request) -> Response:
+    """A seat's stderr log of a game: its owner's alone."""
+    site = site_of(request)
+    await site.refresh()
+    session = site.sessions.of(request)
+    number, seat = request.path_params["number"], request.path_params["seat"]
+    game: GameLine = await site.locked(lambda: _game(site, number))
+    line = next((s for s in game.seats if s.seat == seat), None)
+    if line is None:
+        raise PageError(404, f"game {number} has no seat {seat}")
+    if session is None:
+        raise PageError(403, "sign in with your participant token to see your bots' logs")
+    if seat not in _owned(site, session, game):
+        raise PageError(403, "this log belongs to another participant's bot")
+    log_dir = site.state.workspace.root / "logs"
+
+    def build() -> dict[str, Any]:
+        meetings = site.meetings()
+        return {"game": game, "seat": line,
+                "parts": game_logs(log_dir, meetings, game.block, game.game_id, line.bot)}
+
+    return await site.page(request, "log.html", build, session=session)
+
+
+@functools.lru_cache(maxsize=VIEWERS_KEPT)
+def _viewer(stored: str, db: str) -> str:
+    return public_viewer(stored, Path(db))
+
+
+async def game_viewer(request: Request) -> Response:
+    site = site_of(request)
+    await site.refresh()
+    number = request.path_params["number"]
+    game: GameLine = await site.locked(lambda: _game(site, number))
+    if game.replay is None:
+        raise PageError(404, f"game {game.number} has no replay")
+    stored, db = game.replay, str(site.state.store.path)
+    try:
+        text = await site.run(lambda: _viewer(stored, db))
+    except (ReplayError, OSError) as exc:
+        raise PageError(404, f"the replay of game {game.number} cannot be shown: {exc}"
+                        ) from None
+    response = answer(text)
+    secure_headers(response, VIEWER_POLICY)
+    return response
