@@ -9,6 +9,7 @@ the line and the key.
 
 from __future__ import annotations
 
+import enum
 import tomllib
 import types
 import typing
@@ -150,6 +151,8 @@ class CompetitionConfig:
 
 
 def _describe(kind: object) -> str:
+    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
+        return " or ".join(f'"{member.value}"' for member in kind)
     if kind is int:
         return "a whole number"
     if kind is str:
@@ -169,6 +172,8 @@ def _accepts(kind: object, value: object) -> bool:
         return isinstance(value, str)
     if kind is bool:
         return isinstance(value, bool)
+    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
+        return value in {member.value for member in kind}
     if typing.get_origin(kind) is tuple:
         return isinstance(value, list) and all(
             isinstance(v, int) and not isinstance(v, bool) for v in value)
