@@ -10,7 +10,6 @@ the line and the key.
 from __future__ import annotations
 
 import enum
-import tomllib
 import types
 import typing
 from pathlib import Path
@@ -21,7 +20,7 @@ import attrs
 from referee.config.errors import SettingsError
 from referee.config.rule_flags import rule_flag_error
 from referee.config.settings import available_cpus
-from referee.config.toml_lines import KeyLocator
+from referee.config.toml_lines import KeyLocator, read_toml_file
 from referee.core.clock import TimeControl
 from referee.rules import PRESETS, Rules
 from referee.rules.config import DealError
@@ -209,16 +208,7 @@ def _read_section(cls: type, table: dict[str, Any],
 def load_competition(path: str | Path) -> CompetitionConfig:
     """The competition file at ``path``; SettingsError naming the line of a bad key."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SettingsError(f"cannot read competition file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise SettingsError(f"{path}: not a UTF-8 text file") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise SettingsError(f"{path}: TOML syntax error: {exc}") from None
+    text, data = read_toml_file(path, "competition file")
     where = KeyLocator(text)
 
     def failer(section: str) -> typing.Callable[[str | None, str], SettingsError]:

@@ -10,7 +10,6 @@ import functools
 import os
 import re
 import shlex
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
@@ -20,7 +19,7 @@ from referee.config.bot_commands import NAME_PATTERN, VERSION_MARK, env_error, m
 from referee.config.errors import SettingsError
 from referee.config.fields import Fail, at_least, between, build, read_fields, unknown_key
 from referee.config.rule_flags import rule_flag_error
-from referee.config.toml_lines import KeyLocator
+from referee.config.toml_lines import KeyLocator, read_toml_file
 from referee.core.clock import TimeControl
 from referee.core.faults import FaultPolicy
 from referee.core.specs import BotCommand, BotSpec, ResourceLimits, Sandbox
@@ -162,34 +161,9 @@ def executor_error(value: object) -> str | None:
     return None
 
 
-def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> SettingsError:
-    """A TOML syntax error with its line number and the text of that line."""
-    message = str(exc)
-    lines = text.splitlines()
-    match = re.search(r"\(at line (\d+), column \d+\)", message)
-    if match:
-        number = int(match.group(1))
-    elif "end of document" in message:
-        number = len(lines)
-    else:
-        return SettingsError(f"{path}: TOML syntax error: {message}")
-    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
-    shown = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-    return SettingsError(f"{path}:{number}: TOML syntax error: {message}: {shown!r}")
-
-
 def load_league(path: str | Path) -> LeagueConfig:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SettingsError(f"cannot read league file {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise SettingsError(f"{path}: not a UTF-8 text file") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise _syntax_error(path, text, exc) from None
+    text, data = read_toml_file(path, "league file")
     return _parse_league(path, data, KeyLocator(text))
 
 

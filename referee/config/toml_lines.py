@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from referee.config.errors import SettingsError
 
 
 class KeyLocator:
@@ -45,3 +50,35 @@ class KeyLocator:
 def _assigns(line: str, key: str) -> bool:
     """Whether a TOML line assigns ``key`` (plain, quoted or dotted)."""
     return re.match(rf"^([\"']?){re.escape(key)}\1\s*(=|\.)", line) is not None
+
+
+def read_toml_file(path: Path, what: str) -> tuple[str, dict[str, Any]]:
+    """The text of the TOML file ``path`` (a ``what``, e.g. "league file", for messages)
+    and its tables; SettingsError when it cannot be read, is not UTF-8, or is not TOML
+    (naming the line and showing it)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"cannot read {what} {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: not a UTF-8 text file") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(path, text, exc) from None
+
+
+def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> SettingsError:
+    """A TOML syntax error with its line number and the text of that line."""
+    message = str(exc)
+    lines = text.splitlines()
+    match = re.search(r"\(at line (\d+), column \d+\)", message)
+    if match:
+        number = int(match.group(1))
+    elif "end of document" in message:
+        number = len(lines)
+    else:
+        return SettingsError(f"{path}: TOML syntax error: {message}")
+    message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", message)
+    shown = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+    return SettingsError(f"{path}:{number}: TOML syntax error: {message}: {shown!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -93,3 +94,10 @@ def test_keys_that_only_go_together_are_read_together(tmp_path: Path) -> None:
     assert (config.time.bank_ms, config.time.increment_ms) == (5000, 100)
     with pytest.raises(SettingsError, match=r"\[time\] increment_ms: increment_ms requires"):
         load_competition(write(tmp_path, "[time]\nincrement_ms = 100\n"))
+
+
+def test_a_toml_syntax_error_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "competition.toml"
+    path.write_text('[competition]\nname = "cup\n')
+    with pytest.raises(SettingsError, match=rf"^{re.escape(str(path))}:2: TOML syntax error"):
+        load_competition(path)
