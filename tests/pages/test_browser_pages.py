@@ -7,6 +7,7 @@ gets 403 for that log. The screenshots of docs/competition.md are taken here."""
 from __future__ import annotations
 
 import io
+import os
 import queue
 import re
 import shutil
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -24,7 +26,11 @@ import pytest
 from served import RANDOM_BOT
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGES = REPO / "docs" / "images"
+#: Where the screenshots go: docs/images when asked (TAKI_SCREENSHOTS_DIR=docs/images,
+#: to renew the ones docs/competition.md shows), else a folder of the temporary directory,
+#: so that a test run leaves the work tree as it found it.
+IMAGES = Path(os.environ.get("TAKI_SCREENSHOTS_DIR")
+              or Path(tempfile.gettempdir()) / "taki-referee-screenshots")
 TAKI = str(Path(sys.executable).with_name("taki-referee"))
 COMPETITION = """\
 [competition]
@@ -124,7 +130,7 @@ def sign_in(page: Any, url: str, token: str) -> None:
 
 
 def shoot(page: Any, name: str) -> None:
-    IMAGES.mkdir(exist_ok=True)
+    IMAGES.mkdir(parents=True, exist_ok=True)
     path = IMAGES / f"pages-{name}.png"
     page.screenshot(path=str(path))
     assert path.stat().st_size < 250_000, f"{path} is {path.stat().st_size} bytes"
