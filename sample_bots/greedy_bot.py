@@ -39,31 +39,32 @@ def incoming_hand_size(view: Map) -> int:
     return 0
 
 
+#: What the actions that play no card are worth.
+FIXED_SCORES = {"break": 100, "pass": 0, "leave_run_open": 0, "close_run": 1,
+                "play_combo": 50, "end_turn": -50}
+
+
 def score(action: Map, view: Map, counts: Counter[str]) -> float:
     kind = action["kind"]
-    if kind == "break":
-        return 100
-    if kind in ("pass", "leave_run_open"):
-        return 0
-    if kind == "close_run":
-        return 1
-    if kind == "play_combo":
-        return 50
+    if kind in FIXED_SCORES:
+        return FIXED_SCORES[kind]
     if kind == "draw":
         return -10 * action["count"]
-    if kind == "end_turn":
-        return -50
     color, figure = split(action["card"])
-    opponents_low = min(
-        (n for seat, n in enumerate(view["hand_sizes"]) if seat != view["seat"] and n),
-        default=8,
-    ) <= 2
     if view["pending_draw"]:
         return {"+2": 50, "+3": 45}.get(figure, 5 if figure == "king" else 0)
     if view["phase"] == "run":
         if color is None:
             return -20 if figure != "super_taki" else -10
         return RUN_ORDER.get(figure, 30)
+    if color is None:
+        return special_score(figure, view, counts)
+    return color_score(figure, counts[color], view)
+
+
+def special_score(figure: str, view: Map, counts: Counter[str]) -> float:
+    """A card of no color played outside a run: wild cards are saved for when
+    the hand is nearly empty."""
     if figure == "+3":
         return 40
     if figure == "change_color":
@@ -74,17 +75,24 @@ def score(action: Map, view: Map, counts: Counter[str]) -> float:
         return -10 if len(view["hand"]) > 2 else 20
     if figure == "+3_breaker":
         return -30
-    if figure == "crazy":
-        # Every hand moves on one seat: worth it when the hand coming in is smaller.
-        return 10 * (len(view["hand"]) - 1 - incoming_hand_size(view))
-    assert color is not None
-    base = 3 * counts[color]
+    assert figure == "crazy", figure
+    # Every hand moves on one seat: worth it when the hand coming in is smaller.
+    return 10 * (len(view["hand"]) - 1 - incoming_hand_size(view))
+
+
+def color_score(figure: str, same_color: int, view: Map) -> float:
+    """A colored card played outside a run: the longer its color, the better."""
+    opponents_low = min(
+        (n for seat, n in enumerate(view["hand_sizes"]) if seat != view["seat"] and n),
+        default=8,
+    ) <= 2
+    base = 3 * same_color
     if figure == "taki":
-        return base + 5 * counts[color]
+        return base + 5 * same_color
     if figure in ("+2", "stop"):
         return base + (14 if opponents_low else 8)
     if figure == "plus":
-        return base + (12 if counts[color] > 1 else -2)
+        return base + (12 if same_color > 1 else -2)
     if figure == "change_direction":
         return base + 4
     return base + 6 + int(figure) / 10  # shed high numbers first

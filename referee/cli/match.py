@@ -111,22 +111,29 @@ def print_summary(console: Console, rows: Sequence[dict[str, Any]]) -> None:
     console.print(table)
 
 
-async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
-    if not 2 <= len(args.bots) <= 10:
-        raise UsageError(f"a match needs 2 to 10 bots, got {len(args.bots)}")
-    bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])
-    bots = sandboxed_bots(args, bots)
-    names = [b.name for b in bots]
+def game_count(args: argparse.Namespace, bots: int) -> int:
+    """How many games the match plays (``--games``, by default every bot plays first
+    once, or with ``--series`` each seating plays one series), after the counts among
+    the arguments are checked: UsageError for the first out of its range."""
     if args.series is not None and args.series < 1:
         raise UsageError("--series must be at least 1 game")
-    # By default every bot plays first once, or (series) each seating plays one series.
-    games = args.games if args.games is not None else len(bots) * (args.series or 1)
+    games: int = args.games if args.games is not None else bots * (args.series or 1)
     if games < 1:
         raise UsageError("--games must be at least 1")
     if args.strikes < 1:
         raise UsageError("--strikes must be at least 1")
     if args.void_replays < 0:
         raise UsageError("--void-replays must be at least 0")
+    return games
+
+
+async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
+    if not 2 <= len(args.bots) <= 10:
+        raise UsageError(f"a match needs 2 to 10 bots, got {len(args.bots)}")
+    bots: list[BotSpec] = unique_names([parse_bot_arg(b, i) for i, b in enumerate(args.bots)])
+    bots = sandboxed_bots(args, bots)
+    names = [b.name for b in bots]
+    games = game_count(args, len(bots))
     require_deal(rules, len(bots))
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)

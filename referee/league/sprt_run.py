@@ -62,6 +62,81 @@ def game_score(outcome: GameOutcome, bot: str) -> float:
     return 1.0 if mine < other else 0.0 if mine > other else 0.5
 
 
+@attrs.define
+class _Gate:
+    """One SPRT run's bookkeeping: the shared schedule the workers draw from and what
+    each finished game adds to the test."""
+
+    new: str
+    old: str
+    state: SprtState
+    max_games: int
+    seed: int
+    max_forfeits: int | None
+    on_pair: Callable[[SprtState], None] | None
+    on_game: Callable[[GameOutcome], None] | None
+    games_started: int = 0
+    played: int = 0
+    halves: dict[int, list[float]] = attrs.field(factory=dict)
+    forfeits: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    stopped: str | None = None
+    #: Deals with a voided game: their pairs are left out.
+    voided: set[int] = attrs.field(factory=set)
+
+    def schedule(self) -> Iterator[ScheduledGame]:
+        """Duplicate pairs, deal after deal, until the test decides, the game cap is
+        reached or NEW's forfeits stop the run."""
+        deal = 0
+        while True:
+            for game in block_games((self.new, self.old), deal,
+                                    derive_seed(self.seed, "deal", deal)):
+                if (self.state.status() != "continue" or self.games_started >= self.max_games
+                        or self.stopped):
+                    return
+                self.games_started += 1
+                yield game
+            deal += 1
+
+    def record(self, outcome: GameOutcome) -> None:
+        """Count a finished game: a voided one drops its pair, a played one counts its
+        forfeits and its half of its pair."""
+        self.played += 1
+        if outcome.voided:
+            self.voided.add(outcome.game.deal)
+            self.halves.pop(outcome.game.deal, None)
+            if self.on_game is not None:
+                self.on_game(outcome)
+            return
+        self._count_forfeits(outcome)
+        if self.on_game is not None:
+            self.on_game(outcome)
+        if outcome.game.deal not in self.voided:
+            self._score(outcome)
+
+    def _count_forfeits(self, outcome: GameOutcome) -> None:
+        """Tally the game's forfeits by bot and reason; stop the run when NEW's pass
+        ``max_forfeits``."""
+        for s in outcome.seats:
+            if s.forfeit is not None:
+                counts = self.forfeits.setdefault(s.bot, {})
+                reason = str(s.forfeit.reason)
+                counts[reason] = counts.get(reason, 0) + 1
+        lost = sum(self.forfeits.get(self.new, {}).values())
+        if self.max_forfeits is not None and lost > self.max_forfeits and self.stopped is None:
+            self.stopped = (f"{self.new} (NEW) forfeited {lost} games, more than the"
+                            f" {self.max_forfeits} allowed (--max-forfeits)")
+
+    def _score(self, outcome: GameOutcome) -> None:
+        """NEW's score in the game; the second half of a pair goes to the test."""
+        scores = self.halves.setdefault(outcome.game.deal, [])
+        scores.append(game_score(outcome, self.new))
+        if len(scores) == 2 and self.state.status() == "continue":
+            self.state = self.state.add_pair(scores[0], scores[1])
+            del self.halves[outcome.game.deal]
+            if self.on_pair is not None:
+                self.on_pair(self.state)
+
+
 async def run_sprt(
     new: BotSpec,
     old: BotSpec,
@@ -87,65 +162,18 @@ async def run_sprt(
         raise ValueError(f"NEW and OLD need different names (both are {new.name!r})")
     if new.remote or old.remote:
         concurrency = 1
-    state = sprt.start()
-    games_started = 0
-    played = 0
-    halves: dict[int, list[float]] = {}
-    forfeits: dict[str, dict[str, int]] = {}
-    stopped: str | None = None
-    voided: set[int] = set()  # deals with a voided game: their pairs are left out
-
-    def schedule() -> Iterator[ScheduledGame]:
-        nonlocal games_started
-        deal = 0
-        while True:
-            for game in block_games((new.name, old.name), deal, derive_seed(seed, "deal", deal)):
-                if state.status() != "continue" or games_started >= max_games or stopped:
-                    return
-                games_started += 1
-                yield game
-            deal += 1
-
-    def record(outcome: GameOutcome) -> None:
-        nonlocal state, played, stopped
-        played += 1
-        if outcome.voided:
-            voided.add(outcome.game.deal)
-            halves.pop(outcome.game.deal, None)
-            if on_game is not None:
-                on_game(outcome)
-            return
-        for s in outcome.seats:
-            if s.forfeit is not None:
-                counts = forfeits.setdefault(s.bot, {})
-                reason = str(s.forfeit.reason)
-                counts[reason] = counts.get(reason, 0) + 1
-        lost = sum(forfeits.get(new.name, {}).values())
-        if max_forfeits is not None and lost > max_forfeits and stopped is None:
-            stopped = (f"{new.name} (NEW) forfeited {lost} games, more than the"
-                       f" {max_forfeits} allowed (--max-forfeits)")
-        if on_game is not None:
-            on_game(outcome)
-        if outcome.game.deal in voided:
-            return
-        scores = halves.setdefault(outcome.game.deal, [])
-        scores.append(game_score(outcome, new.name))
-        if len(scores) == 2 and state.status() == "continue":
-            state = state.add_pair(scores[0], scores[1])
-            del halves[outcome.game.deal]
-            if on_pair is not None:
-                on_pair(state)
-
-    shared = schedule()
+    gate = _Gate(new.name, old.name, sprt.start(), max_games, seed, max_forfeits,
+                 on_pair, on_game)
+    shared = gate.schedule()
     async with trio.open_nursery() as nursery:
         for worker in range(max(1, concurrency)):
             nursery.start_soon(
                 functools.partial(
-                    play_unit, shared, [new, old], settings, record, f"sprt-{worker}",
+                    play_unit, shared, [new, old], settings, gate.record, f"sprt-{worker}",
                     remote=remote,
                 )
             )
-    return SprtOutcome(state, played, forfeits, stopped, len(voided))
+    return SprtOutcome(gate.state, gate.played, gate.forfeits, gate.stopped, len(gate.voided))
 
 
 __all__ = ["EXIT_CAP", "EXIT_FORFEITS", "EXIT_H0", "EXIT_H1", "FORFEITS", "SprtOutcome",

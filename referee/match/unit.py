@@ -248,8 +248,6 @@ async def play_unit(
     raise raised
 
 
-
-
 async def _play_games(
     games: Iterable[ScheduledGame],
     bots: Sequence[BotSpec],
@@ -263,14 +261,7 @@ async def _play_games(
 ) -> None:
     async with trio.open_nursery() as nursery:
         local = {b.name: b for b in bots if not b.remote}
-        remote_slots: dict[str, RemoteBotSlot] = {}
-        for b in bots:
-            if not b.remote:
-                continue
-            if remote is None or b.name not in remote.tokens:
-                raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
-            # A remote bot has one connection: what its owner runs behind it is theirs.
-            remote_slots[b.name] = RemoteBotSlot(b, settings, remote)
+        remote_slots = _remote_slots(bots, settings, remote)
         slots: dict[tuple[str, int], BotSlot] = {}
         histories = {name: ProcessHistory() for name in local}
         log_name = safe_filename(match_name)
@@ -295,32 +286,61 @@ async def _play_games(
                 referee, result, infra = await _play_game(game, seat_slots, settings, remote)
                 if game.game_id in replayed:
                     continue
-                if result is None:
-                    outcome = GameOutcome(game, (), 0, None, None, infra=infra, voided=True)
-                    outcomes.append(outcome)
-                    if on_game is not None:
-                        maybe = on_game(outcome)
-                        if maybe is not None:
-                            await maybe
-                    continue
-                path = None
-                if settings.replay_dir is not None and wants_replay(settings, game, result):
-                    path = replay_path(settings.replay_dir, game.game_id)
-                    # Off the loop: other games' clocks run meanwhile.
-                    await trio.to_thread.run_sync(referee.replay.save, path)
-                logs = [slot.log_path if isinstance(slot, BotSlot) else None for slot in seat_slots]
-                outcome = attrs.evolve(
-                    outcome_of(game, result, path, referee.times.seats(), logs), infra=infra)
+                outcome = await _outcome(game, referee, result, infra, seat_slots, settings)
                 outcomes.append(outcome)
-                if on_game is not None:
-                    maybe = on_game(outcome)
-                    if maybe is not None:
-                        await maybe
+                await _report(on_game, outcome)
         finally:
             for slot in slots.values():
                 slot.stop()
             for remote_slot in remote_slots.values():
                 remote_slot.stop()
+
+
+def _remote_slots(
+    bots: Sequence[BotSpec], settings: MatchSettings, remote: RemoteSeats | None
+) -> dict[str, RemoteBotSlot]:
+    """A slot for each remote bot, over its one connection to ``remote`` (what its
+    owner runs behind it is theirs); ValueError for a remote bot with no seat open."""
+    remote_slots: dict[str, RemoteBotSlot] = {}
+    for b in bots:
+        if not b.remote:
+            continue
+        if remote is None or b.name not in remote.tokens:
+            raise ValueError(f"bot {b.name!r} is remote, but it has no remote seat open")
+        remote_slots[b.name] = RemoteBotSlot(b, settings, remote)
+    return remote_slots
+
+
+async def _outcome(
+    game: ScheduledGame,
+    referee: GameReferee,
+    result: GameResult | None,
+    infra: tuple[InfraEvent, ...],
+    seat_slots: Sequence[BotSlot | RemoteBotSlot],
+    settings: MatchSettings,
+) -> GameOutcome:
+    """A played game's outcome (a voided one's when ``result`` is None), its replay
+    saved first when the settings want one."""
+    if result is None:
+        return GameOutcome(game, (), 0, None, None, infra=infra, voided=True)
+    path = None
+    if settings.replay_dir is not None and wants_replay(settings, game, result):
+        path = replay_path(settings.replay_dir, game.game_id)
+        # Off the loop: other games' clocks run meanwhile.
+        await trio.to_thread.run_sync(referee.replay.save, path)
+    logs = [slot.log_path if isinstance(slot, BotSlot) else None for slot in seat_slots]
+    return attrs.evolve(
+        outcome_of(game, result, path, referee.times.seats(), logs), infra=infra)
+
+
+async def _report(
+    on_game: Callable[[GameOutcome], Awaitable[None] | None] | None, outcome: GameOutcome
+) -> None:
+    """Hand ``outcome`` to ``on_game``, awaiting it when it is a coroutine function."""
+    if on_game is not None:
+        maybe = on_game(outcome)
+        if maybe is not None:
+            await maybe
 
 
 async def _play_game(

@@ -33,87 +33,111 @@ def say(text: str) -> None:
     print(f"sandbox-probe {MODE}: {text}", file=sys.stderr, flush=True)
 
 
-def escaped() -> bool:
-    if MODE == "read":
-        for path in (arg.removeprefix("=") for arg in ARGS):
-            try:
-                with open(path, "rb") as f:
-                    f.read(1)
-            except OSError as exc:
-                say(f"cannot read {path}: {exc.strerror}")
-            else:
-                say(f"read {path}")
-                return True
-        return False
-    if MODE == "connect":
+def read_any() -> bool:
+    for path in (arg.removeprefix("=") for arg in ARGS):
         try:
-            socket.create_connection(("127.0.0.1", int(ARGS[0])), timeout=1).close()
+            with open(path, "rb") as f:
+                f.read(1)
         except OSError as exc:
-            say(f"cannot connect: {exc}")
-            return False
-        say("connected")
-        return True
-    if MODE == "tmp":
-        marker = "/tmp/sandbox-probe"
-        found = os.path.exists(marker)
-        with open(marker, "w") as f:
-            f.write(str(os.getpid()))
-        say("found an earlier process's file" if found else "no earlier file")
-        return found
-    if MODE == "proc":
-        # The guard's script (referee.shell.guard) and the tests' own process.
-        needles = ("read -r group", "pytest")
-        for pid in os.listdir("/proc"):
-            if pid.isdigit() and int(pid) != os.getpid():
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        line = f.read().replace(b"\0", b" ").decode(errors="replace")
-                except OSError:
-                    continue
-                if any(needle in line for needle in needles):
-                    say(f"sees {pid}: {line}")
-                    return True
-        say("sees nobody")
+            say(f"cannot read {path}: {exc.strerror}")
+        else:
+            say(f"read {path}")
+            return True
+    return False
+
+
+def connect() -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", int(ARGS[0])), timeout=1).close()
+    except OSError as exc:
+        say(f"cannot connect: {exc}")
         return False
-    if MODE == "alloc":
-        block = b"\1" * (int(ARGS[0]) << 20)
-        say(f"allocated {len(block) >> 20} MiB")
-        return False
-    if MODE == "fork":
-        made = failed = 0
-        for _ in range(int(ARGS[0])):
+    say("connected")
+    return True
+
+
+def tmp() -> bool:
+    marker = "/tmp/sandbox-probe"
+    found = os.path.exists(marker)
+    with open(marker, "w") as f:
+        f.write(str(os.getpid()))
+    say("found an earlier process's file" if found else "no earlier file")
+    return found
+
+
+def proc() -> bool:
+    # The guard's script (referee.shell.guard) and the tests' own process.
+    needles = ("read -r group", "pytest")
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != os.getpid():
             try:
-                pid = os.fork()
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    line = f.read().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
-                failed += 1
                 continue
-            if pid == 0:
-                time.sleep(30)
-                os._exit(0)
-            made += 1
-        say(f"forked {made}, {failed} forks failed")
-        return False
-    if MODE == "escape":
-        me = os.getpid()
-        for pid in os.listdir("/proc"):
-            if pid.isdigit() and int(pid) not in (me, 1):
-                with contextlib.suppress(OSError):
-                    os.kill(int(pid), signal.SIGKILL)
-        for _ in range(3):
-            if os.fork() == 0:
-                os.setsid()
-                time.sleep(120)
-                os._exit(0)
-        say("forked three children in sessions of their own")
-        time.sleep(60)  # the test kills the referee meanwhile
-        return False
-    if MODE == "report":
-        seen = sum(1 for pid in os.listdir("/proc") if pid.isdigit())
-        say(f"host {socket.gethostname()}, pid {os.getpid()}, sees {seen} processes")
-        for path in (arg.removeprefix("=") for arg in ARGS):
-            say(f"{'can' if os.access(path, os.R_OK) else 'cannot'} read {path}")
-        return False
-    raise SystemExit(f"unknown mode {MODE}")
+            if any(needle in line for needle in needles):
+                say(f"sees {pid}: {line}")
+                return True
+    say("sees nobody")
+    return False
+
+
+def alloc() -> bool:
+    block = b"\1" * (int(ARGS[0]) << 20)
+    say(f"allocated {len(block) >> 20} MiB")
+    return False
+
+
+def fork() -> bool:
+    made = failed = 0
+    for _ in range(int(ARGS[0])):
+        try:
+            pid = os.fork()
+        except OSError:
+            failed += 1
+            continue
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        made += 1
+    say(f"forked {made}, {failed} forks failed")
+    return False
+
+
+def escape() -> bool:
+    me = os.getpid()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) not in (me, 1):
+            with contextlib.suppress(OSError):
+                os.kill(int(pid), signal.SIGKILL)
+    for _ in range(3):
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+    say("forked three children in sessions of their own")
+    time.sleep(60)  # the test kills the referee meanwhile
+    return False
+
+
+def report() -> bool:
+    seen = sum(1 for pid in os.listdir("/proc") if pid.isdigit())
+    say(f"host {socket.gethostname()}, pid {os.getpid()}, sees {seen} processes")
+    for path in (arg.removeprefix("=") for arg in ARGS):
+        say(f"{'can' if os.access(path, os.R_OK) else 'cannot'} read {path}")
+    return False
+
+
+#: Each mode's attempt: True when it did what a sandbox must stop.
+MODES = {"read": read_any, "connect": connect, "tmp": tmp, "proc": proc, "alloc": alloc,
+         "fork": fork, "escape": escape, "report": report}
+
+
+def escaped() -> bool:
+    attempt = MODES.get(MODE)
+    if attempt is None:
+        raise SystemExit(f"unknown mode {MODE}")
+    return attempt()
 
 
 def hook(bot: Bot, request: Request) -> bool:
