@@ -1,11 +1,19 @@
 """The layout keeps its promises: no import cycles between the referee's modules (imports
-inside functions included; ``TYPE_CHECKING`` blocks excepted), and no module over 500
-lines. (The layers themselves are import-linter's contract, ``./tasks lint``.)"""
+inside functions included; ``TYPE_CHECKING`` blocks excepted), no module over 500 lines,
+and each package used through its face: its ``__init__``'s ``__all__``, the only names
+other packages import. (The layers themselves are import-linter's contract, ``./tasks
+lint``; what importing a module really loads, through the faces, is checked here.)"""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = (ROOT / "referee", ROOT / "protocol" / "taki_protocol")
@@ -81,3 +89,134 @@ def test_no_module_over_500_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for pkg in PACKAGES for p in pkg.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 500}
     assert long == {}
+
+
+def packages() -> dict[str, Path]:
+    """Each package (a directory with an ``__init__.py``) by name: its face."""
+    return {module_name(p): p for pkg in PACKAGES for p in pkg.rglob("__init__.py")}
+
+
+def package_of(module: str, names: set[str]) -> str:
+    return module if module in names else module.rpartition(".")[0]
+
+
+def face_names(init: Path) -> set[str]:
+    """The names in a face's ``__all__``, read from its source."""
+    for node in ast.parse(init.read_text()).body:
+        targets = ([node.target] if isinstance(node, ast.AnnAssign)
+                   else node.targets if isinstance(node, ast.Assign) else [])
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            assert node.value is not None
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{init} has no __all__")
+
+
+def imported(path: Path) -> list[tuple[int, str, list[str]]]:
+    """Every import in a module (in functions and ``TYPE_CHECKING`` blocks too): its line,
+    the absolute module it names and the names it takes from there."""
+    importer, is_package = module_name(path), path.name == "__init__.py"
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, absolute(node, importer, is_package),
+                          [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, []) for alias in node.names]
+    return found
+
+
+def test_each_package_names_its_face() -> None:
+    """Each package's ``__init__`` has an ``__all__``, and every name in it resolves."""
+    for name in sorted(packages()):
+        face = importlib.import_module(name)
+        assert isinstance(face.__all__, list), name
+        for attribute in face.__all__:
+            assert hasattr(face, attribute), f"{name}.{attribute}"
+
+
+def lazy_table(init: Path) -> dict[str, set[tuple[str, str]]] | None:
+    """A lazy face's names as its ``TYPE_CHECKING`` imports give them and as its
+    ``lazy_face`` table does, each a set of (module, name); None for an eager face."""
+    tree = ast.parse(init.read_text())
+    table = next((node.args[1] for node in ast.walk(tree) if isinstance(node, ast.Call)
+                  and ast.unparse(node.func) == "lazy_face"), None)
+    if table is None:
+        return None
+    blocks = [node.body for node in ast.walk(tree)
+              if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    checked = {(statement.module or "", alias.name) for body in blocks for statement in body
+               if isinstance(statement, ast.ImportFrom) and statement.level == 1
+               for alias in statement.names}
+    runtime = {(module, name) for module, names in ast.literal_eval(table).items()
+               for name in names}
+    return {"TYPE_CHECKING": checked, "lazy_face": runtime}
+
+
+def test_lazy_faces_say_the_same_three_times() -> None:
+    """A lazy face lists its names for the type checker (``TYPE_CHECKING`` imports), for
+    the run (the ``lazy_face`` table) and for readers (``__all__``): all three agree, and
+    no name is also a module of the package (importing the module would hide it)."""
+    lazy = 0
+    for name, init in sorted(packages().items()):
+        tables = lazy_table(init)
+        if tables is None:
+            continue
+        lazy += 1
+        assert tables["TYPE_CHECKING"] == tables["lazy_face"], name
+        assert {n for _, n in tables["lazy_face"]} == face_names(init), name
+        modules = {p.stem for p in init.parent.glob("*.py")}
+        assert not {n for _, n in tables["lazy_face"]} & modules, name
+    assert lazy >= 10
+
+
+def test_packages_use_each_other_through_their_faces() -> None:
+    """No module imports another package's modules: it imports the package (its face),
+    and only names of the face's ``__all__``. Tests may import modules directly."""
+    faces = packages()
+    modules = {module_name(p) for pkg in PACKAGES for p in pkg.rglob("*.py")}
+    names = {face: face_names(init) for face, init in faces.items()}
+    reaching = []
+    for pkg in PACKAGES:
+        for path in sorted(pkg.rglob("*.py")):
+            importer = module_name(path)
+            mine = package_of(importer, set(faces))
+            for line, source, taken in imported(path):
+                if source not in modules or package_of(source, set(faces)) == mine:
+                    continue
+                where = f"{path.relative_to(ROOT)}:{line}"
+                if source not in faces:
+                    reaching.append(f"{where} imports {source}")
+                reaching += [f"{where} takes {name} from {source}, not in its face"
+                             for name in taken if name not in names[source]]
+    assert reaching == []
+
+
+def runtime_contracts() -> list[tuple[str, list[str], list[str]]]:
+    """import-linter's forbidden contracts that look through indirect imports: name,
+    source modules, forbidden modules."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return [(c["name"], c["source_modules"], c["forbidden_modules"])
+            for c in config["contracts"]
+            if c["type"] == "forbidden" and not c.get("allow_indirect_imports")]
+
+
+@pytest.mark.parametrize(("sources", "forbidden"),
+                         [c[1:] for c in runtime_contracts()],
+                         ids=[c[0] for c in runtime_contracts()])
+def test_forbidden_contracts_hold_at_run_time(sources: list[str], forbidden: list[str]
+                                              ) -> None:
+    """What importing a contract's source modules really loads (their faces import the
+    modules of the names asked of them, which an import graph cannot tell): none of its
+    forbidden modules, in a fresh interpreter."""
+    files = {module_name(p) for pkg in PACKAGES for p in pkg.rglob("*.py")}
+    chosen = sorted(m for m in files if any(m == s or m.startswith(f"{s}.") for s in sources)
+                    and not m.endswith("__main__"))
+    probe = ("import importlib, sys\n"
+             "for name in sys.argv[1:]:\n"
+             "    importlib.import_module(name)\n"
+             "print('\\n'.join(sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe, *chosen], capture_output=True,
+                         text=True, timeout=120, check=True)
+    loaded = set(run.stdout.split())
+    assert sorted(m for m in loaded if any(m == f or m.startswith(f"{f}.") for f in forbidden)
+                  ) == []

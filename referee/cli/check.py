@@ -13,13 +13,15 @@ from taki_protocol import Decide, Message, React
 from referee.cli.match import require_directories
 from referee.cli.output import print_json
 from referee.cli.sandboxing import sandboxed_bots
-from referee.compliance.outcome import BotReport, ScenarioOutcome
-from referee.compliance.run import CheckSettings, check_bot, scenario_catalogue
-from referee.config.bot_commands import parse_bot_arg, unique_names
-from referee.core.clock import TimeControl
-from referee.core.errors import UsageError
-from referee.core.margins import check_slack
-from referee.core.specs import BotSpec
+from referee.compliance import (
+    BotReport,
+    CheckSettings,
+    ScenarioOutcome,
+    check_bot,
+    scenario_catalogue,
+)
+from referee.config import parse_bot_arg, unique_names
+from referee.core import BotSpec, TimeControl, UsageError, check_slack
 
 EXIT_FAILED = 1
 

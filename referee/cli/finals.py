@@ -7,13 +7,17 @@ import argparse
 
 import trio
 
-from referee.competition.config import load_competition
-from referee.competition.finals import FinalsSettings, run_finals
-from referee.competition.pipeline import Workspace, bot_spec
-from referee.competition.store import CompetitionStore
-from referee.core.errors import UsageError
-from referee.present.report import write_report
-from referee.server.serve import require_sandbox
+from referee.competition import (
+    CompetitionStore,
+    FinalsSettings,
+    Workspace,
+    bot_spec,
+    load_competition,
+    run_finals,
+)
+from referee.core import UsageError
+from referee.present import write_report
+from referee.server import require_sandbox
 
 
 async def run_finals_command(args: argparse.Namespace) -> int:

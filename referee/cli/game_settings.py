@@ -6,9 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from referee.config.rule_flags import rule_flag_error
-from referee.core.clock import TimeControl
-from referee.core.errors import UsageError
+from referee.config import rule_flag_error
+from referee.core import TimeControl, UsageError
 from referee.rules import Rules
 
 

@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from referee.core.errors import UsageError
+from referee.core import UsageError
 
 __all__ = ["KITS_DIR", "copy_kit", "kit_command", "kit_names"]
 

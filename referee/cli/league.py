@@ -23,18 +23,17 @@ from referee.cli.output import (
 )
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
-from referee.config.settings import load_league
-from referee.core.errors import UsageError
-from referee.core.outcomes import GameOutcome
-from referee.core.time_use import TimeUse
-from referee.league.rating_input import rated_games
-from referee.league.runner import (
+from referee.config import load_league
+from referee.core import GameOutcome, TimeUse, UsageError
+from referee.league import (
+    ResultStore,
+    StoreError,
+    choose_executor,
     league_size,
+    play_league,
+    rated_games,
 )
-from referee.league.session import choose_executor, play_league
-from referee.league.store import ResultStore, StoreError
-from referee.ratings.leaderboard import BotRating, RatingReport, rate
-from referee.ratings.models import RatingModel, model_named
+from referee.ratings import BotRating, RatingModel, RatingReport, model_named, rate
 
 #: How the leaderboard names the rating models.
 MODEL_TITLES = {"bradley-terry": "Bradley-Terry (pairwise)", "plackett-luce": "Plackett-Luce"}

@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from referee.cli.parser import build_parser
-from referee.core.errors import UserError
-from referee.core.groups import leaves
+from referee.core import UserError, leaves
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -92,7 +91,7 @@ def _kept(args: argparse.Namespace) -> str:
     """For an interrupted league: how many games its database holds, and how to go on."""
     if args.command != "league" or not Path(args.db).exists():
         return ""
-    from referee.league.store import ResultStore, StoreError
+    from referee.league import ResultStore, StoreError
 
     try:
         with ResultStore(args.db, readonly=True) as store:

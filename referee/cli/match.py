@@ -23,19 +23,24 @@ from referee.cli.output import (
 )
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
-from referee.config.bot_commands import parse_bot_arg, unique_names
-from referee.config.settings import directory_error
-from referee.core.clock import TimeControl
-from referee.core.errors import UsageError
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import ScheduledGame, fresh_seed, match_games, series_games
-from referee.core.series import SeriesResult, series_results
-from referee.core.specs import BotSpec
-from referee.core.time_use import TimeUse
-from referee.league.botcheck import require_bots
-from referee.match.unit import play_unit
-from referee.rules import EndReason, Rules
-from referee.rules.config import DealError
+from referee.config import directory_error, parse_bot_arg, unique_names
+from referee.core import (
+    BotSpec,
+    GameOutcome,
+    MatchSettings,
+    ScheduledGame,
+    SeriesResult,
+    TimeControl,
+    TimeUse,
+    UsageError,
+    fresh_seed,
+    match_games,
+    series_games,
+    series_results,
+)
+from referee.league import require_bots
+from referee.match import play_unit
+from referee.rules import DealError, EndReason, Rules
 
 #: A match's run id (in its log files' names): 4 random bytes, 8 hexadecimal digits.
 RUN_ID_BYTES = 4

@@ -27,9 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from referee.core.faults import short_detail
-from referee.core.outcomes import GameOutcome
-from referee.core.time_use import TimeUse
+from referee.core import GameOutcome, TimeUse, short_detail
 
 #: How often, by default, progress is printed as a line when standard error is not a
 #: terminal (a CI log): often enough to see a run is alive, rarely enough to read.

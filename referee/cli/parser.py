@@ -13,8 +13,8 @@ from pathlib import Path
 
 from referee import __version__
 from referee.cli.competition_parser import add_competition_commands
-from referee.core.defaults import DEFAULT_JOIN_TIMEOUT_S
-from referee.ratings.models import MULTIPLAYER_MODEL, RATING_MODELS
+from referee.core import DEFAULT_JOIN_TIMEOUT_S
+from referee.ratings import MULTIPLAYER_MODEL, RATING_MODELS
 
 SEED_HELP = (
     "master seed the deals come from (default: a fresh one from the operating system,"

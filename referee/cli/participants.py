@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from referee.competition.store import CompetitionStore
+from referee.competition import CompetitionStore
 
 
 def participants_command(args: argparse.Namespace) -> int:

@@ -13,12 +13,16 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 
-from referee.config.bot_commands import default_name, make_command
-from referee.core.errors import UsageError
-from referee.core.specs import BotSpec
-from referee.shell.network import RemoteSetupError, format_address, parse_address
-from referee.shell.remote import RemoteSeats
-from referee.shell.seat_setup import open_remote_seats, server_tls_context
+from referee.config import default_name, make_command
+from referee.core import BotSpec, UsageError
+from referee.shell import (
+    RemoteSeats,
+    RemoteSetupError,
+    format_address,
+    open_remote_seats,
+    parse_address,
+    server_tls_context,
+)
 
 #: Where ``connect`` finds the token when ``--token`` is not given.
 TOKEN_VARIABLE = "TAKI_REFEREE_TOKEN"
@@ -95,7 +99,7 @@ async def remote_seats(
 
 
 async def run_connect_command(args: argparse.Namespace) -> int:
-    from referee.shell.connect import ConnectError, client_tls_context, connect_bot
+    from referee.shell import ConnectError, client_tls_context, connect_bot
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE)
     if not token:

@@ -10,10 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from referee.core import replay
-from referee.core.errors import UsageError
-from referee.core.replay import ReplayError
-from referee.present.render import page_targets, render_replay
+from referee.core import Replay, ReplayError, UsageError, verify
+from referee.present import page_targets, render_replay
 
 
 def verify_command(args: argparse.Namespace) -> int:
@@ -22,8 +20,8 @@ def verify_command(args: argparse.Namespace) -> int:
     for path in args.files:
         # Each file on its own: whatever one holds, the next ones are still checked.
         try:
-            result = replay.verify(replay.Replay.load(path))
-        except replay.ReplayError as exc:
+            result = verify(Replay.load(path))
+        except ReplayError as exc:
             problem = str(exc)
         except Exception as exc:  # a replay that the checks of Replay.load let through
             problem = f"unexpected {type(exc).__name__}: {exc}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from referee.core.errors import UsageError
-from referee.league.store import ResultStore, StoreError
-from referee.present.report import render_linked_replays, write_report
+from referee.core import UsageError
+from referee.league import ResultStore, StoreError
+from referee.present import render_linked_replays, write_report
 
 
 def report_command(args: argparse.Namespace) -> int:

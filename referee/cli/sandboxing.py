@@ -11,10 +11,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from referee.core.errors import UsageError
-from referee.core.specs import BotSpec, Sandbox
-from referee.shell.limits import LimitError, limit_backend
-from referee.shell.sandbox import SandboxError, containment, require_sandbox
+from referee.core import BotSpec, Sandbox, UsageError
+from referee.shell import LimitError, SandboxError, containment, limit_backend, require_sandbox
 
 
 def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[BotSpec]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from referee.competition.config import load_competition
-from referee.server.serve import serve_competition
-from referee.shell.network import parse_address
+from referee.competition import load_competition
+from referee.server import serve_competition
+from referee.shell import parse_address
 
 
 async def run_serve_command(args: argparse.Namespace) -> int:

@@ -13,14 +13,10 @@ from referee.cli.match import master_seed, require_deal, require_directories
 from referee.cli.output import FaultTally, describe_counts, print_json, progress
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
-from referee.config.bot_commands import parse_bot_arg
-from referee.config.settings import available_cpus
-from referee.core.clock import TimeControl
-from referee.core.errors import UsageError
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.league.botcheck import require_bots
-from referee.league.sprt_run import FORFEITS, game_score, run_sprt
-from referee.ratings.sprt import Sprt, SprtState
+from referee.config import available_cpus, parse_bot_arg
+from referee.core import GameOutcome, MatchSettings, TimeControl, UsageError
+from referee.league import FORFEITS, game_score, require_bots, run_sprt
+from referee.ratings import Sprt, SprtState
 from referee.rules import Rules
 
 #: Largest Elo difference an SPRT hypothesis may name: beyond a few thousand Elo the

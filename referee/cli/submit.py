@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Final
 
-from referee.core.errors import UsageError
+from referee.core import UsageError
 
 __all__ = ["TOKEN_VARIABLE", "submit_command"]
 

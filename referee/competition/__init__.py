@@ -1,3 +1,50 @@
 """Hosting a competition: participants, their submissions (unpacked, built and checked
 in the sandbox), the continuous ladder among the bots that passed, its matchmaking and
 the finals."""
+
+from typing import TYPE_CHECKING
+
+from referee import lazy_face
+
+if TYPE_CHECKING:
+    from .config import CompetitionConfig, load_competition
+    from .errors import CompetitionError, Refusal, Refused
+    from .finals import FinalsSettings, run_finals
+    from .ladder import LadderControl, LadderSettings, run_ladder
+    from .pipeline import Workspace, accept_upload, bot_spec, run_pipeline
+    from .records import Participant, Submission
+    from .store import CompetitionStore
+    from .tokens import digests_match, organizer_token
+else:
+    __getattr__ = lazy_face(__name__, {
+        "config": ("CompetitionConfig", "load_competition"),
+        "errors": ("CompetitionError", "Refusal", "Refused"),
+        "finals": ("FinalsSettings", "run_finals"),
+        "ladder": ("LadderControl", "LadderSettings", "run_ladder"),
+        "pipeline": ("Workspace", "accept_upload", "bot_spec", "run_pipeline"),
+        "records": ("Participant", "Submission"),
+        "store": ("CompetitionStore",),
+        "tokens": ("digests_match", "organizer_token"),
+    })
+
+__all__ = [
+    "CompetitionConfig",
+    "CompetitionError",
+    "CompetitionStore",
+    "FinalsSettings",
+    "LadderControl",
+    "LadderSettings",
+    "Participant",
+    "Refusal",
+    "Refused",
+    "Submission",
+    "Workspace",
+    "accept_upload",
+    "bot_spec",
+    "digests_match",
+    "load_competition",
+    "organizer_token",
+    "run_finals",
+    "run_ladder",
+    "run_pipeline",
+]

@@ -20,8 +20,8 @@ import attrs
 import trio
 
 from referee.competition.config import SandboxSection
-from referee.core.specs import BotCommand, ResourceLimits, Sandbox
-from referee.shell.spawn import open_bot_process
+from referee.core import BotCommand, ResourceLimits, Sandbox
+from referee.shell import open_bot_process
 
 __all__ = ["BUILD_FOLDER", "BuildResult", "run_build"]
 

@@ -17,13 +17,15 @@ from typing import Any, Final
 
 import attrs
 
-from referee.config.errors import SettingsError
-from referee.config.rule_flags import rule_flag_error
-from referee.config.settings import available_cpus
-from referee.config.toml_lines import KeyLocator, read_toml_file
-from referee.core.clock import TimeControl
-from referee.rules import PRESETS, Rules
-from referee.rules.config import DealError
+from referee.config import (
+    KeyLocator,
+    SettingsError,
+    available_cpus,
+    read_toml_file,
+    rule_flag_error,
+)
+from referee.core import TimeControl
+from referee.rules import PRESETS, DealError, Rules
 
 __all__ = [
     "CompetitionConfig", "CompetitionSection", "LadderSection", "SandboxSection",

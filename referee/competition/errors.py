@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-from referee.core.errors import RefereeError, UserError
+from referee.core import RefereeError, UserError
 
 __all__ = ["CompetitionError", "Refusal", "Refused"]
 

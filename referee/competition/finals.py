@@ -20,17 +20,10 @@ import attrs
 import trio
 
 from referee.competition.ladder import GameLanded
-from referee.config.settings import LeagueConfig, available_cpus
-from referee.core.clock import TimeControl
-from referee.core.faults import FaultPolicy
-from referee.core.files import write_atomically
-from referee.core.outcomes import GameOutcome
-from referee.core.specs import BotSpec
-from referee.league.rating_input import rated_games
-from referee.league.session import choose_executor, play_league
-from referee.league.store import ResultStore
-from referee.ratings.leaderboard import rate
-from referee.ratings.models import RatingModel
+from referee.config import LeagueConfig, available_cpus
+from referee.core import BotSpec, FaultPolicy, GameOutcome, TimeControl, write_atomically
+from referee.league import ResultStore, choose_executor, play_league, rated_games
+from referee.ratings import RatingModel, rate
 from referee.rules import Rules
 
 __all__ = ["FinalStanding", "FinalsSettings", "run_finals"]

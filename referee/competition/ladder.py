@@ -28,19 +28,38 @@ import attrs
 import trio
 
 from referee.competition.matchmaking import Entrant, choose_table, next_size
-from referee.config.settings import LeagueConfig, available_cpus
-from referee.core.clock import TimeControl
-from referee.core.faults import FaultPolicy
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import WorkUnit, derive_seed, fresh_seed, series_of, table_units
-from referee.core.specs import BotSpec
-from referee.league.rating_input import rated_games
-from referee.league.runner import Executor, LeagueJob, record_of
-from referee.league.session import choose_executor
-from referee.league.store import Meeting, ResultStore, StoreError
-from referee.ratings.leaderboard import RatingReport, rate
-from referee.ratings.models import RATING_MODELS, RatingModel, model_named
-from referee.ratings.online import Belief, OnlineRatings
+from referee.config import LeagueConfig, available_cpus
+from referee.core import (
+    BotSpec,
+    FaultPolicy,
+    GameOutcome,
+    MatchSettings,
+    TimeControl,
+    WorkUnit,
+    derive_seed,
+    fresh_seed,
+    series_of,
+    table_units,
+)
+from referee.league import (
+    Executor,
+    LeagueJob,
+    Meeting,
+    ResultStore,
+    StoreError,
+    choose_executor,
+    rated_games,
+    record_of,
+)
+from referee.ratings import (
+    RATING_MODELS,
+    Belief,
+    OnlineRatings,
+    RatingModel,
+    RatingReport,
+    model_named,
+    rate,
+)
 from referee.rules import RULES_REVISION, Rules
 
 __all__ = [

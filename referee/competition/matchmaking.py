@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from referee.ratings.online import Belief, misorder
+from referee.ratings import Belief, misorder
 
 __all__ = ["Entrant", "choose_table", "next_size"]
 

@@ -28,11 +28,9 @@ from referee.competition.manifest import find_root, read_manifest
 from referee.competition.records import Status, Step, Submission
 from referee.competition.store import CompetitionStore
 from referee.competition.unpack import UnpackLimits, unpack
-from referee.compliance.outcome import BotReport
-from referee.compliance.run import CheckSettings, check_bot
-from referee.config.bot_commands import make_command
-from referee.core.faults import BotStartError
-from referee.core.specs import BotSpec, ResourceLimits, Sandbox
+from referee.compliance import BotReport, CheckSettings, check_bot
+from referee.config import make_command
+from referee.core import BotSpec, BotStartError, ResourceLimits, Sandbox
 
 __all__ = ["Workspace", "accept_upload", "bot_spec", "process", "run_pipeline", "tidy"]
 

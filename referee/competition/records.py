@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from referee.config.bot_commands import VERSION_MARK
+from referee.config import VERSION_MARK
 
 __all__ = ["Participant", "Status", "Step", "Submission"]
 

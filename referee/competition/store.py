@@ -23,9 +23,8 @@ from typing import Final
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.records import Participant, Status, Step, Submission
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
-from referee.config.bot_commands import NAME_PATTERN
-from referee.league.sqlite_support import Transaction, explain
-from referee.league.store import BUSY_TIMEOUT_MS, ResultStore, StoreError
+from referee.config import NAME_PATTERN
+from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
 __all__ = ["MAX_ATTEMPTS", "CompetitionStore"]
 

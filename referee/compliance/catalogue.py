@@ -12,10 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from referee.compliance.scenario import Asked, Scenario
-from referee.rules import Action, GameState, Rules, new_game
+from referee.rules import Action, GameState, Rules, new_game, position
 from referee.rules import actions as A
 from referee.rules import cards as C
-from referee.rules.position import position
 
 __all__ = ["LENGTH", "SCENARIOS", "scenario_named"]
 

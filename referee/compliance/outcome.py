@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 from taki_protocol import Answer, Message
 
-from referee.core.faults import BotFault
+from referee.core import BotFault
 
 __all__ = ["BotReport", "ScenarioOutcome"]
 

@@ -22,12 +22,9 @@ from referee.compliance.catalogue import SCENARIOS, scenario_named
 from referee.compliance.outcome import BotReport, ScenarioOutcome
 from referee.compliance.scenario import Scenario
 from referee.compliance.table import Exchange, GameStopped, RecordingConnection, ScenarioTable
-from referee.core.clock import TimeControl
-from referee.core.faults import BotFault, BotTimeout
-from referee.core.margins import SHUTDOWN_WAIT_MS, check_slack
-from referee.core.specs import BotSpec
-from referee.match.game import GameVoided, safe_filename
-from referee.shell.bots import REFEREE_ID, open_bot
+from referee.core import SHUTDOWN_WAIT_MS, BotFault, BotSpec, BotTimeout, TimeControl, check_slack
+from referee.match import GameVoided, safe_filename
+from referee.shell import REFEREE_ID, open_bot
 
 __all__ = ["LIFECYCLE", "CheckSettings", "check_bot", "scenario_catalogue"]
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import attrs
 
-from referee.rules import Action, GameState
+from referee.rules import REACT, Action, GameState
 from referee.rules import actions as A
-from referee.rules.phases import REACT
 
 __all__ = ["Asked", "Scenario", "house_action"]
 

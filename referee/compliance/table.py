@@ -12,14 +12,10 @@ import attrs
 from taki_protocol import Answer, Decide, React
 
 from referee.compliance.scenario import Scenario, house_action
-from referee.core.clock import TimeControl
-from referee.core.faults import BotFault
-from referee.core.outcomes import MatchSettings
-from referee.core.schedule import ScheduledGame
-from referee.match.game import Choice, GameReferee
-from referee.rules.events import Drew
-from referee.shell.bots import BotConnection, BotTransport
-from referee.shell.waits import WaitWatch
+from referee.core import BotFault, MatchSettings, ScheduledGame, TimeControl
+from referee.match import Choice, GameReferee
+from referee.rules import Drew
+from referee.shell import BotConnection, BotTransport, WaitWatch
 
 __all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable", "empty_bank"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 
 from referee.config.errors import SettingsError
-from referee.core.specs import REMOTE, BotCommand, BotSpec, ResourceLimits
+from referee.core import REMOTE, BotCommand, BotSpec, ResourceLimits
 
 #: An interpreter name that, as the first word of a bot command, means the referee's
 #: own Python (so ``python sample_bots/random_bot.py`` works without an activated venv).

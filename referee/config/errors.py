@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from referee.core.errors import UserError
+from referee.core import UserError
 
 
 class SettingsError(UserError):

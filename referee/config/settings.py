@@ -20,12 +20,9 @@ from referee.config.errors import SettingsError
 from referee.config.fields import Fail, at_least, between, build, read_fields, unknown_key
 from referee.config.rule_flags import rule_flag_error
 from referee.config.toml_lines import KeyLocator, read_toml_file
-from referee.core.clock import TimeControl
-from referee.core.faults import FaultPolicy
-from referee.core.specs import BotCommand, BotSpec, ResourceLimits, Sandbox
-from referee.ratings.models import RatingModel
-from referee.rules import PRESETS, RULES_REVISION, Rules
-from referee.rules.config import DealError
+from referee.core import BotCommand, BotSpec, FaultPolicy, ResourceLimits, Sandbox, TimeControl
+from referee.ratings import RatingModel
+from referee.rules import PRESETS, RULES_REVISION, DealError, Rules
 
 #: ``[league] executor``: "local", or a Dask scheduler as ``dask://HOST:PORT``.
 DASK_EXECUTOR = re.compile(r"^dask://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")

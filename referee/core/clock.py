@@ -47,7 +47,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 import attrs
-from taki_protocol.constants import MAX_INT32
+from taki_protocol import MAX_INT32
 
 __all__ = [
     "CPU_STARVED_CAP",

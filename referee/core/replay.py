@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 import attrs
-from taki_protocol.constants import MAX_PLAYERS, MIN_PLAYERS
+from taki_protocol import MAX_PLAYERS, MIN_PLAYERS
 
 from referee.core.errors import UserError
 from referee.core.files import write_atomically

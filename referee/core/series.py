@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from referee.core.schedule import series_of
-from referee.rules.formats import SeriesRules, competition_places, seat_penalties
+from referee.rules import SeriesRules, competition_places, seat_penalties
 
 
 @attrs.frozen

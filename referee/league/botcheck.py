@@ -22,13 +22,18 @@ from collections.abc import Sequence
 import attrs
 import trio
 
-from referee.config.settings import available_cpus
-from referee.core.clock import TimeControl
-from referee.core.faults import BotFault, BotProtocolError, BotStartError, BotTimeout
-from referee.core.margins import EXIT_SEEN_MS
-from referee.core.specs import BotCommand, BotSpec
-from referee.shell.bots import BotConnection
-from referee.shell.spawn import open_bot_process
+from referee.config import available_cpus
+from referee.core import (
+    EXIT_SEEN_MS,
+    BotCommand,
+    BotFault,
+    BotProtocolError,
+    BotSpec,
+    BotStartError,
+    BotTimeout,
+    TimeControl,
+)
+from referee.shell import BotConnection, open_bot_process
 
 __all__ = ["BotCheckError", "BotCheckFailure", "check_bot", "check_bots", "require_bots"]
 

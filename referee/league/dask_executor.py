@@ -42,9 +42,7 @@ from typing import Any
 import attrs
 import trio
 
-from referee.core.errors import UserError
-from referee.core.files import open_private, write_atomically
-from referee.core.schedule import ScheduledGame, WorkUnit
+from referee.core import ScheduledGame, UserError, WorkUnit, open_private, write_atomically
 from referee.league.dask_worker import (
     InfrastructureFailure,
     UnitResult,
@@ -52,8 +50,8 @@ from referee.league.dask_worker import (
     play_unit_task,
 )
 from referee.league.runner import LeagueJob, Units, next_unit
-from referee.match.game import replay_path
-from referee.shell.services import service_nursery
+from referee.match import replay_path
+from referee.shell import service_nursery
 
 #: Attempts per unit when workers cannot start its bots (the first run included).
 MAX_ATTEMPTS = 3

@@ -20,12 +20,9 @@ from typing import Any
 import attrs
 import trio
 
-from referee.core.faults import BotStartError
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotSpec
+from referee.core import BotSpec, BotStartError, GameOutcome, MatchSettings, ScheduledGame
 from referee.league.botcheck import BotCheckFailure, check_bots
-from referee.match.unit import play_unit
+from referee.match import play_unit
 
 __all__ = [
     "InfrastructureFailure",

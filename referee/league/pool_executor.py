@@ -29,9 +29,7 @@ import uuid
 
 import trio
 
-from referee.core.errors import UserError
-from referee.core.groups import sole_cause
-from referee.core.schedule import WorkUnit
+from referee.core import UserError, WorkUnit, sole_cause
 from referee.league.dask_executor import deliver
 from referee.league.dask_worker import UnitResult, UnitTask
 from referee.league.pool_worker import HEADER, frame

@@ -3,10 +3,9 @@ series each series, as one ranking of its bots (``referee.ratings``)."""
 
 from __future__ import annotations
 
-from referee.core.schedule import series_of
-from referee.core.series import SeriesGame, SeriesResult, series_results
+from referee.core import SeriesGame, SeriesResult, series_of, series_results
 from referee.league.store import GameRecord, ResultStore
-from referee.ratings.elo import GameResult as RatedGame
+from referee.ratings import GameResult as RatedGame
 from referee.rules import EndReason
 
 

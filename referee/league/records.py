@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import attrs
 
-from referee.core.fairness import InfraEvent
-from referee.core.faults import FaultReason
-from referee.core.time_use import TimeUse
+from referee.core import FaultReason, InfraEvent, TimeUse
 from referee.rules import EndReason
 
 __all__ = ["GameRecord", "Meeting", "SeatRecord"]

@@ -20,24 +20,25 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 import attrs
 import trio
 
-from referee.config.settings import LeagueConfig
-from referee.core.groups import sole_cause
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import (
+from referee.config import LeagueConfig
+from referee.core import (
+    BotSpec,
     DealRun,
+    GameOutcome,
+    MatchSettings,
     ScheduledGame,
     WorkUnit,
     fresh_seed,
     league_units,
+    sole_cause,
     total_games,
     unit_bounds,
 )
-from referee.core.specs import BotSpec
 from referee.league.store import GameRecord, ResultStore, SeatRecord, StoreError
-from referee.match.unit import play_unit
+from referee.match import play_unit
 
 if TYPE_CHECKING:
-    from referee.shell.remote import RemoteSeats
+    from referee.shell import RemoteSeats
 
 
 def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from referee.config.settings import LeagueConfig
-from referee.core.errors import UserError
-from referee.core.outcomes import GameOutcome
+from referee.config import LeagueConfig
+from referee.core import GameOutcome, UserError
 from referee.league.botcheck import require_bots
 from referee.league.dask_executor import DaskExecutor
 from referee.league.pool_executor import PoolExecutor
@@ -25,7 +24,7 @@ from referee.league.runner import Executor, LocalExecutor, run_league
 from referee.league.store import ResultStore
 
 if TYPE_CHECKING:
-    from referee.shell.remote import RemoteSeats
+    from referee.shell import RemoteSeats
 
 __all__ = ["ExecutorError", "PlayedLeague", "choose_executor", "play_league"]
 

@@ -15,14 +15,19 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import ScheduledGame, block_games, derive_seed
-from referee.core.specs import BotSpec
-from referee.match.unit import play_unit
-from referee.ratings.sprt import Sprt, SprtState
+from referee.core import (
+    BotSpec,
+    GameOutcome,
+    MatchSettings,
+    ScheduledGame,
+    block_games,
+    derive_seed,
+)
+from referee.match import play_unit
+from referee.ratings import Sprt, SprtState
 
 if TYPE_CHECKING:
-    from referee.shell.remote import RemoteSeats
+    from referee.shell import RemoteSeats
 
 EXIT_H1 = 0
 EXIT_H0 = 1

@@ -23,9 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from referee.core.errors import UserError
-from referee.core.fairness import InfraEvent
-from referee.core.time_use import TimeUse
+from referee.core import InfraEvent, TimeUse, UserError
 from referee.league.records import GameRecord, Meeting, SeatRecord
 from referee.league.schema import FIRST_LAYOUT, SCHEMA, TABLES
 from referee.league.sqlite_support import Transaction, agrees, difference, explain

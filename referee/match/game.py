@@ -30,25 +30,30 @@ from taki_protocol import (
 )
 from taki_protocol import Forfeit as WireForfeit
 
-from referee.core.clock import SeatClock, TimeBasis
-from referee.core.fairness import Blame, InfraEvent, judge
-from referee.core.faults import (
+from referee.core import (
+    SEND_MS,
+    Blame,
     BotCrashed,
     BotFault,
     BotIllegalAction,
     BotTimeout,
     FaultReason,
+    GameOutcome,
+    InfraEvent,
+    MatchSettings,
+    Replay,
+    ScheduledGame,
+    SeatClock,
+    SeatForfeit,
+    SeatOutcome,
+    TimeBasis,
+    TimeRecorder,
+    TimeUse,
+    judge,
 )
-from referee.core.margins import SEND_MS
-from referee.core.outcomes import GameOutcome, MatchSettings, SeatForfeit, SeatOutcome
-from referee.core.replay import Replay
-from referee.core.schedule import ScheduledGame
-from referee.core.time_use import TimeRecorder, TimeUse
-from referee.rules import Action, GameResult, GameState, events_since, new_game, view
+from referee.rules import REACT, Action, GameResult, GameState, events_since, new_game, view
 from referee.rules import actions as A
-from referee.rules.phases import REACT
-from referee.shell.bots import BotConnection
-from referee.shell.waits import WaitWatch
+from referee.shell import BotConnection, WaitWatch
 
 
 def safe_filename(text: str) -> str:

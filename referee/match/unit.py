@@ -12,12 +12,17 @@ from typing import TYPE_CHECKING, Protocol
 import attrs
 import trio
 
-from referee.core.fairness import InfraEvent
-from referee.core.faults import BotCrashed, BotFault, BotTimeout
-from referee.core.groups import sole_cause
-from referee.core.outcomes import GameOutcome, MatchSettings
-from referee.core.schedule import ScheduledGame
-from referee.core.specs import BotSpec
+from referee.core import (
+    BotCrashed,
+    BotFault,
+    BotSpec,
+    BotTimeout,
+    GameOutcome,
+    InfraEvent,
+    MatchSettings,
+    ScheduledGame,
+    sole_cause,
+)
 from referee.match.game import (
     GameReferee,
     GameVoided,
@@ -27,10 +32,10 @@ from referee.match.game import (
     wants_replay,
 )
 from referee.rules import GameResult
-from referee.shell.bots import BotConnection, open_bot
+from referee.shell import BotConnection, open_bot
 
 if TYPE_CHECKING:
-    from referee.shell.remote import RemoteSeats
+    from referee.shell import RemoteSeats
 
 __all__ = ["BotOpener", "BotSlot", "ProcessHistory", "RemoteBotSlot", "play_unit"]
 

@@ -8,11 +8,11 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from referee.config.bot_commands import VERSION_MARK
-from referee.core.time_use import TimeUse
-from referee.league.store import GameRecord
+from referee.config import VERSION_MARK
+from referee.core import TimeUse
+from referee.league import GameRecord
 from referee.present.report_tables import forfeit_table, games_table, time_table
-from referee.ratings.leaderboard import RatingReport
+from referee.ratings import RatingReport
 
 
 def page_name(bot: str) -> str:

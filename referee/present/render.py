@@ -18,9 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from referee.core.faults import short_detail
-from referee.core.files import write_atomically
-from referee.core.replay import Replay, ReplayError, apply_entry
+from referee.core import Replay, ReplayError, apply_entry, short_detail, write_atomically
 from referee.rules import PHASE_NAMES, GameState, cards, event_for
 
 __all__ = [

@@ -14,12 +14,8 @@ from pathlib import Path
 
 import attrs
 
-from referee.core.files import write_atomically
-from referee.core.replay import ReplayError
-from referee.core.series import SeriesResult
-from referee.core.time_use import TimeUse
-from referee.league.rating_input import rated_games, stored_series
-from referee.league.store import GameRecord, ResultStore
+from referee.core import ReplayError, SeriesResult, TimeUse, write_atomically
+from referee.league import GameRecord, ResultStore, rated_games, stored_series
 from referee.present.bot_pages import bot_page_body, page_links, page_name
 from referee.present.league_facts import header_lines
 from referee.present.render import fill_template, render_replay
@@ -33,9 +29,8 @@ from referee.present.report_tables import (
     series_table,
     time_table,
 )
-from referee.ratings.elo import GameResult as RatedGame
-from referee.ratings.leaderboard import RatingReport, rate
-from referee.ratings.models import model_named
+from referee.ratings import GameResult as RatedGame
+from referee.ratings import RatingReport, model_named, rate
 
 __all__ = [
     "ReportData",

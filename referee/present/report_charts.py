@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from referee.ratings.leaderboard import RatingReport
+from referee.ratings import RatingReport
 
 #: Line and dot colors of the bots, in leaderboard order (then again, dashed).
 PALETTE = (

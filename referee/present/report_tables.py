@@ -10,11 +10,10 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from referee.core.series import SeriesResult
-from referee.core.time_use import TimeUse
-from referee.league.store import GameRecord
+from referee.core import SeriesResult, TimeUse
+from referee.league import GameRecord
 from referee.present.report_charts import bot_color
-from referee.ratings.leaderboard import RatingReport
+from referee.ratings import RatingReport
 
 
 def locate_replay(stored: str, db: Path) -> Path:

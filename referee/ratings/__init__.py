@@ -1,2 +1,37 @@
 """Pure statistics: Elo fits with bootstrap intervals and the SPRT. Imports only the
 standard library and attrs."""
+
+from typing import TYPE_CHECKING
+
+from referee import lazy_face
+
+if TYPE_CHECKING:
+    from .elo import GameResult
+    from .leaderboard import BotRating, RatingReport, rate
+    from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
+    from .online import Belief, OnlineRatings, misorder
+    from .sprt import Sprt, SprtState
+else:
+    __getattr__ = lazy_face(__name__, {
+        "elo": ("GameResult",),
+        "leaderboard": ("BotRating", "RatingReport", "rate"),
+        "models": ("MULTIPLAYER_MODEL", "RATING_MODELS", "RatingModel", "model_named"),
+        "online": ("Belief", "OnlineRatings", "misorder"),
+        "sprt": ("Sprt", "SprtState"),
+    })
+
+__all__ = [
+    "MULTIPLAYER_MODEL",
+    "RATING_MODELS",
+    "Belief",
+    "BotRating",
+    "GameResult",
+    "OnlineRatings",
+    "RatingModel",
+    "RatingReport",
+    "Sprt",
+    "SprtState",
+    "misorder",
+    "model_named",
+    "rate",
+]

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from taki_protocol.constants import MAX_PLAYERS
+from taki_protocol import MAX_PLAYERS
 
 from referee.rules import PHASE_NAMES, Action, cards
 from referee.rules import actions as A

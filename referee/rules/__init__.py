@@ -7,12 +7,15 @@
 ...         game.apply(game.legal_actions(seat)[0], seat)
 """
 
-from . import cards
+from . import actions, cards
 from .actions import Action
-from .config import PRESETS, RULES_REVISION, Rules, Scoring
+from .config import PRESETS, RULES_REVISION, DealError, Rules, Scoring
 from .determinize import determinize
 from .errors import GameOverError, IllegalActionError, RulesError
-from .phases import PHASE_NAMES
+from .events import Drew
+from .formats import SeriesRules, competition_places, seat_penalties
+from .phases import PHASE_NAMES, REACT
+from .position import position
 from .results import EndReason, Forfeit, GameResult
 from .state import GameState, new_game
 from .view import event_for, events_since, view
@@ -20,8 +23,11 @@ from .view import event_for, events_since, view
 __all__ = [
     "PHASE_NAMES",
     "PRESETS",
+    "REACT",
     "RULES_REVISION",
     "Action",
+    "DealError",
+    "Drew",
     "EndReason",
     "Forfeit",
     "GameOverError",
@@ -31,10 +37,15 @@ __all__ = [
     "Rules",
     "RulesError",
     "Scoring",
+    "SeriesRules",
+    "actions",
     "cards",
+    "competition_places",
     "determinize",
     "event_for",
     "events_since",
     "new_game",
+    "position",
+    "seat_penalties",
     "view",
 ]

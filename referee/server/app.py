@@ -24,10 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from referee.competition.errors import Refusal, Refused
-from referee.competition.pipeline import accept_upload
-from referee.competition.records import Participant
-from referee.competition.tokens import digests_match
+from referee.competition import Participant, Refusal, Refused, accept_upload, digests_match
 from referee.server.pages import mount_pages
 from referee.server.state import ServerState
 

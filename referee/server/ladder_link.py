@@ -11,11 +11,15 @@ from typing import Final
 
 import trio
 
-from referee.competition.errors import CompetitionError
-from referee.competition.ladder import LadderControl, LadderSettings, run_ladder
-from referee.competition.pipeline import bot_spec
-from referee.core.specs import BotSpec
-from referee.league.store import ResultStore
+from referee.competition import (
+    CompetitionError,
+    LadderControl,
+    LadderSettings,
+    bot_spec,
+    run_ladder,
+)
+from referee.core import BotSpec
+from referee.league import ResultStore
 from referee.server.state import ServerState
 
 __all__ = ["ladder_settings", "run_ladder_link"]

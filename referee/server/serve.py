@@ -17,18 +17,19 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
-from referee.competition.config import CompetitionConfig
-from referee.competition.errors import CompetitionError
-from referee.competition.pipeline import Workspace, run_pipeline
-from referee.competition.store import CompetitionStore
-from referee.competition.tokens import organizer_token
-from referee.core.specs import HardLimits
+from referee.competition import (
+    CompetitionConfig,
+    CompetitionError,
+    CompetitionStore,
+    Workspace,
+    organizer_token,
+    run_pipeline,
+)
+from referee.core import HardLimits
 from referee.server.app import build_app
 from referee.server.ladder_link import run_ladder_link
 from referee.server.state import ServerState
-from referee.shell.limits import LimitError, limit_backend
-from referee.shell.network import format_address
-from referee.shell.sandbox import SandboxError, bwrap_path
+from referee.shell import LimitError, SandboxError, bwrap_path, format_address, limit_backend
 
 __all__ = ["require_sandbox", "serve_competition"]
 

@@ -10,9 +10,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from referee.competition.config import CompetitionConfig
-from referee.competition.pipeline import Workspace
-from referee.competition.store import CompetitionStore
+from referee.competition import CompetitionConfig, CompetitionStore, Workspace
 
 __all__ = ["LadderHandle", "ServerState"]
 

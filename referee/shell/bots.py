@@ -39,11 +39,22 @@ from taki_protocol import (
 )
 
 from referee import __version__
-from referee.core.clock import CPU_STARVED_CAP, MAX_MS
-from referee.core.fairness import Blame, WaitFigures, judge
-from referee.core.faults import BotCrashed, BotFault, BotProtocolError, BotTimeout
-from referee.core.margins import EXIT_SEEN_MS, GOODBYE_MS, SHUTDOWN_WAIT_MS, scaled_s
-from referee.core.specs import BotSpec
+from referee.core import (
+    CPU_STARVED_CAP,
+    EXIT_SEEN_MS,
+    GOODBYE_MS,
+    MAX_MS,
+    SHUTDOWN_WAIT_MS,
+    Blame,
+    BotCrashed,
+    BotFault,
+    BotProtocolError,
+    BotSpec,
+    BotTimeout,
+    WaitFigures,
+    judge,
+    scaled_s,
+)
 from referee.shell.cputime import CpuMeter, host_sample, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process

@@ -39,10 +39,7 @@ from taki_protocol import (
     unpack_message,
 )
 
-from referee.core.errors import UserError
-from referee.core.faults import BotCrashed
-from referee.core.groups import first_leaf
-from referee.core.specs import BotCommand
+from referee.core import BotCommand, BotCrashed, UserError, first_leaf
 from referee.shell.network import describe_error, format_address, not_tls
 from referee.shell.process import RECEIVE_CHUNK_BYTES, BotProcess
 from referee.shell.spawn import open_bot_process

@@ -33,8 +33,7 @@ from typing import Final
 
 import attrs
 
-from referee.core.errors import UserError
-from referee.core.specs import HardLimits
+from referee.core import HardLimits, UserError
 
 __all__ = ["CgroupHandle", "LimitBackend", "LimitError", "limit_backend", "probe"]
 

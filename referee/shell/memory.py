@@ -31,8 +31,7 @@ from typing import Final, NoReturn
 import trio
 from taki_protocol import EOF, NEED_DATA, Codec, Message
 
-from referee.core.faults import BotCrashed, BotFault
-from referee.core.specs import BotSpec
+from referee.core import BotCrashed, BotFault, BotSpec
 from referee.shell.bots import BotConnection, BotTransport
 from referee.shell.process import RECEIVE_CHUNK_BYTES, describe_exit_status
 from referee.shell.services import service_nursery

@@ -8,8 +8,7 @@ import re
 import ssl
 from typing import Final
 
-from referee.core.errors import UserError
-from referee.core.groups import first_leaf
+from referee.core import UserError, first_leaf
 
 __all__ = ["RemoteSetupError", "describe_error", "format_address", "not_tls", "parse_address"]
 

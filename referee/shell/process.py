@@ -59,8 +59,7 @@ from typing import BinaryIO, Final, Literal
 
 import trio
 
-from referee.core.faults import BotCrashed
-from referee.core.specs import BotCommand
+from referee.core import BotCommand, BotCrashed
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle
 from referee.shell.proctable import alive, children_of, session_stragglers

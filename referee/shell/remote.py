@@ -54,8 +54,7 @@ from taki_protocol import (
     unpack_message,
 )
 
-from referee.core.defaults import DEFAULT_JOIN_TIMEOUT_S
-from referee.core.faults import BotFault
+from referee.core import DEFAULT_JOIN_TIMEOUT_S, BotFault
 from referee.shell.admission import (
     PREAUTH_MAX_BYTES,
     PREAUTH_TIMEOUT_S,

@@ -54,8 +54,7 @@ from typing import Final
 import attrs
 import taki_protocol
 
-from referee.core.errors import UserError
-from referee.core.specs import BotCommand, Sandbox
+from referee.core import BotCommand, Sandbox, UserError
 from referee.shell.process import BotProcess
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import trio
 
-from referee.core.files import FileWriteError, write_atomically
+from referee.core import FileWriteError, write_atomically
 from referee.shell.admission import (
     PREAUTH_TIMEOUT_S,
     RateLimiter,

@@ -20,9 +20,7 @@ from typing import BinaryIO
 
 import trio
 
-from referee.core.faults import BotStartError
-from referee.core.files import open_private
-from referee.core.specs import BotCommand, ResourceLimits
+from referee.core import BotCommand, BotStartError, ResourceLimits, open_private
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess

@@ -13,7 +13,7 @@ from typing import Final
 
 import trio
 
-from referee.core.faults import BotCrashed
+from referee.core import BotCrashed
 from referee.shell.network import describe_error
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 

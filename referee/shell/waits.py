@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
-from referee.core.fairness import WaitFigures
+from referee.core import WaitFigures
 from referee.shell.cputime import CpuMeter, CpuSample, HostSample, host_sample
 
 __all__ = ["WALL_CHECK_SHARE", "WaitWatch"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from referee.cli import replays as replays_command
 from referee.cli.main import main
-from referee.core import replay as replay_module
 from referee.core.replay import VERSION, Replay, ReplayError, verify
 from referee.present import render as render_module
 from referee.rules import RULES_REVISION, Rules
@@ -232,14 +232,13 @@ def test_an_unexpected_error_is_one_failure_not_a_traceback(
     played().save(good)
     other = tmp_path / "other.json"
     played(seed=4).save(other)
-    real_verify = replay_module.verify
 
     def broken(replay: Replay) -> Any:
         if replay.seed == 3:
             raise ZeroDivisionError("division by zero")
-        return real_verify(replay)
+        return verify(replay)
 
-    monkeypatch.setattr(replay_module, "verify", broken)
+    monkeypatch.setattr(replays_command, "verify", broken)
     assert main(["replay", "verify", str(good), str(other)]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"FAIL {good}: unexpected ZeroDivisionError: division by zero"

@@ -15,9 +15,9 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from referee.server import ServerState
 from referee.server.pages import accounts, organizer, public
 from referee.server.pages.site import PageError, Site, answer
-from referee.server.state import ServerState
 
 __all__ = ["mount_pages"]
 

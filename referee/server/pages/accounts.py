@@ -9,9 +9,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition.errors import Refused
-from referee.competition.pipeline import accept_upload
-from referee.competition.tokens import digests_match
+from referee.competition import Refused, accept_upload, digests_match
 from referee.server.pages.forms import checked_form, save_archive
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import (

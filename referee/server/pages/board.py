@@ -8,8 +8,8 @@ from typing import Any, Final
 
 import attrs
 
-from referee.config.bot_commands import VERSION_MARK
-from referee.core.faults import FaultReason
+from referee.config import VERSION_MARK
+from referee.core import FaultReason
 from referee.server.pages.digest import Digest, GameLine
 from referee.server.pages.site import Site
 

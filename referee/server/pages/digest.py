@@ -20,9 +20,9 @@ from typing import Final
 
 import attrs
 
-from referee.core.faults import FaultReason, short_detail
-from referee.league.store import GameRecord, ResultStore
-from referee.ratings.online import OnlineRatings
+from referee.core import FaultReason, short_detail
+from referee.league import GameRecord, ResultStore
+from referee.ratings import OnlineRatings
 from referee.rules import EndReason
 
 __all__ = ["BotFacts", "Digest", "GameLine", "Pairing", "SeatLine"]

@@ -14,12 +14,10 @@ from typing import Final
 
 import attrs
 
-from referee.core.faults import short_detail
-from referee.core.replay import Replay
-from referee.league.store import Meeting
-from referee.match.game import safe_filename
-from referee.present.render import render_html
-from referee.present.report_tables import locate_replay
+from referee.core import Replay, short_detail
+from referee.league import Meeting
+from referee.match import safe_filename
+from referee.present import locate_replay, render_html
 
 __all__ = ["LOG_BYTES", "LogPart", "game_logs", "public_viewer"]
 

@@ -11,7 +11,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition.errors import CompetitionError
+from referee.competition import CompetitionError
 from referee.server.pages.forms import checked_form
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import Role, Session

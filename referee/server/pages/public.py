@@ -11,7 +11,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from referee.core.replay import ReplayError
+from referee.core import ReplayError
 from referee.server.pages.board import (
     GameFilter,
     board_values,

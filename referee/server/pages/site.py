@@ -19,8 +19,9 @@ import trio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from referee.competition.records import Submission
-from referee.league.store import Meeting, ResultStore
+from referee.competition import Submission
+from referee.league import Meeting, ResultStore
+from referee.server import ServerState
 from referee.server.pages.digest import Digest
 from referee.server.pages.sessions import (
     VISITOR_COOKIE,
@@ -30,7 +31,6 @@ from referee.server.pages.sessions import (
     set_cookie,
     visitor_csrf,
 )
-from referee.server.state import ServerState
 
 __all__ = ["PageError", "Site"]
 
