@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -149,3 +152,18 @@ def kill_all(processes: list[psutil.Process]) -> None:
             proc.kill()
         except psutil.Error:
             continue
+
+
+@contextlib.contextmanager
+def busy_machine(count: int) -> Iterator[None]:
+    """``count`` busy loops beside the test, each in a session of its own (other users'
+    jobs): the machine's load, not the bots'."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                              start_new_session=True) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            os.killpg(proc.pid, signal.SIGKILL)
+        for proc in procs:
+            proc.wait()

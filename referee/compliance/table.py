@@ -12,7 +12,13 @@ import attrs
 from taki_protocol import Answer, Decide, React
 
 from referee.compliance.scenario import Scenario, house_action
-from referee.core import BotFault, MatchSettings, ScheduledGame, TimeControl
+from referee.core import (
+    STARVED_WAIT_CAP,
+    BotFault,
+    MatchSettings,
+    ScheduledGame,
+    TimeControl,
+)
 from referee.match import Choice, GameReferee
 from referee.rules import Drew
 from referee.shell import BotConnection, BotTransport, WaitWatch
@@ -38,11 +44,12 @@ class RecordingConnection(BotConnection):
 
     async def request(
         self, message: Decide | React, deadline_ms: int, *, cpu_cap_ms: int | None = None,
-        watch: WaitWatch | None = None,
+        watch: WaitWatch | None = None, starved_cap: int = STARVED_WAIT_CAP,
     ) -> tuple[Answer, float]:
         try:
             answer, elapsed_ms = await super().request(
-                message, deadline_ms, cpu_cap_ms=cpu_cap_ms, watch=watch)
+                message, deadline_ms, cpu_cap_ms=cpu_cap_ms, watch=watch,
+                starved_cap=starved_cap)
         except BotFault as fault:
             self.exchanges.append(Exchange(message, None, fault))
             raise

@@ -9,7 +9,17 @@ if TYPE_CHECKING:
     from .clock import CPU_STARVED_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
     from .defaults import DEFAULT_JOIN_TIMEOUT_S
     from .errors import RefereeError, UsageError, UserError
-    from .fairness import Blame, InfraEvent, WaitFigures, judge
+    from .fairness import (
+        STARVED_WAIT_CAP,
+        Blame,
+        InfraEvent,
+        WaitFigures,
+        charged_ms,
+        extension_ms,
+        judge,
+        may_be_waiting,
+        min_extension_ms,
+    )
     from .faults import (
         BotCrashed,
         BotFault,
@@ -49,7 +59,10 @@ else:
         "clock": ("CPU_STARVED_CAP", "MAX_MS", "SeatClock", "TimeBasis", "TimeControl"),
         "defaults": ("DEFAULT_JOIN_TIMEOUT_S",),
         "errors": ("RefereeError", "UsageError", "UserError"),
-        "fairness": ("Blame", "InfraEvent", "WaitFigures", "judge"),
+        "fairness": (
+            "Blame", "InfraEvent", "STARVED_WAIT_CAP", "WaitFigures", "charged_ms",
+            "extension_ms", "judge", "may_be_waiting", "min_extension_ms",
+        ),
         "faults": (
             "BotCrashed", "BotFault", "BotIllegalAction", "BotProtocolError", "BotStartError",
             "BotTimeout", "FaultPolicy", "FaultReason", "short_detail",
@@ -80,6 +93,7 @@ __all__ = [
     "REMOTE",
     "SEND_MS",
     "SHUTDOWN_WAIT_MS",
+    "STARVED_WAIT_CAP",
     "Blame",
     "BotCommand",
     "BotCrashed",
@@ -118,14 +132,18 @@ __all__ = [
     "WorkUnit",
     "apply_entry",
     "block_games",
+    "charged_ms",
     "check_slack",
     "derive_seed",
+    "extension_ms",
     "first_leaf",
     "fresh_seed",
     "judge",
     "league_units",
     "leaves",
     "match_games",
+    "may_be_waiting",
+    "min_extension_ms",
     "open_private",
     "scaled_s",
     "series_games",

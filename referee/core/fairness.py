@@ -27,6 +27,25 @@ itself (over the whole wait: the kernel counts a wait when it ends). A bot that 
 its own priority (its nice value, or its session's autogroup) chose to yield: it is
 never starved either. A bot that sleeps, or waits on anything but a CPU, is not
 runnable, hence never starved: its timeout is its own.
+
+A starved wait is **extended** rather than ended (:func:`extension_ms`). The deadline of
+a wait is its request's time plus its allowance plus the time the bot was kept off the
+CPU since the request, as the last judgement found it: while the bot is judged starved
+over the watched window, all the time its processes did not run since the request (the
+wait less their CPU time); otherwise, unless the timeout is the bot's or the game's own
+doing (below), the time they waited for a CPU since the request (by the kernel's count).
+A wait whose deadline so moved lies ahead is watched and judged again (at least
+:func:`min_extension_ms` later; a bot that may be waiting for a CPU as a window ends is
+watched a step longer, :func:`may_be_waiting`), up to a cap (:data:`STARVED_WAIT_CAP`
+times the allowance by default). An answer read after its deadline is judged on its
+waits for a CPU since the request (every one of them ended, and is counted, once it
+answered), plus the referee's own wait for a CPU over the window (at most its lateness).
+The bot is charged the wait less its extensions (:func:`charged_ms`): the time it could
+think. A bot whose deadline so moved has passed anyway had its time: its timeout is its
+own; only a wait that reaches the cap with the bot still starved is an infrastructure
+fault. Every test that keeps a bot from buying a void keeps it from buying an extension:
+a bot that sleeps, or lowered its priority, or crowds itself with its own processes, or
+whose game's other bots took the CPUs, gets none.
 """
 
 from __future__ import annotations
@@ -36,17 +55,26 @@ from typing import Any, Final
 
 import attrs
 
+from referee.core.clock import CPU_STARVED_CAP
+
 __all__ = [
     "BUSY_PRESSURE",
     "GAME_CPU_SHARE",
+    "MIN_EXTENSION_MS",
+    "MIN_EXTENSION_SHARE",
     "OTHERS_CPU_SHARE",
     "RUNNABLE_SHARE",
     "STARVED_CPU_SHARE",
+    "STARVED_WAIT_CAP",
     "Blame",
     "InfraEvent",
     "WaitFigures",
+    "charged_ms",
+    "extension_ms",
     "judge",
     "late_margin_ms",
+    "may_be_waiting",
+    "min_extension_ms",
 ]
 
 #: The share of the time some task waited for a CPU on a host whose CPUs were in demand.
@@ -63,6 +91,15 @@ OTHERS_CPU_SHARE: Final = 0.5
 GAME_CPU_SHARE: Final = 1.25
 #: The smallest margin of the referee's own lateness, in milliseconds.
 MIN_LATE_MARGIN_MS: Final = 10.0
+#: A starved wait is extended up to this many times its deadline (as long as the CPU
+#: basis waits for a starved bot, ``referee.core.clock.CPU_STARVED_CAP``); past that a
+#: starved bot's timeout voids the game.
+STARVED_WAIT_CAP: Final = CPU_STARVED_CAP
+#: The shortest window of an extended wait, as a share of the deadline, and in
+#: milliseconds: a wait is judged again at most about
+#: ``STARVED_WAIT_CAP / MIN_EXTENSION_SHARE`` times.
+MIN_EXTENSION_SHARE: Final = 0.25
+MIN_EXTENSION_MS: Final = 5.0
 
 
 def late_margin_ms(grace_ms: int) -> float:
@@ -113,6 +150,14 @@ class WaitFigures:
     answer_waiting: bool = False
     #: For an answer read after its deadline: how late (None: no answer came).
     answer_late_ms: float | None = None
+    #: The CPU time of the bot's processes, and their waits for a CPU, over the whole
+    #: wait since the request (None: not measured), and how long that was by the
+    #: samples' own clock (the last one may be taken a little after the wait ended).
+    wait_cpu_ms: float | None = None
+    wait_run_delay_ms: float | None = None
+    wait_sampled_ms: float | None = None
+    #: Whether a thread of the bot was runnable when the window ended.
+    runnable_at_end: bool = False
     #: The host's load over one minute per CPU, and the share of the window some task
     #: waited for a CPU (``/proc/pressure/cpu``), when the host tells.
     load_per_cpu: float | None = None
@@ -173,6 +218,58 @@ def judge(figures: WaitFigures, grace_ms: int) -> Blame:
     if figures.runnable and _host_busy(figures):
         return Blame.STARVED
     return Blame.BOT
+
+
+def extension_ms(figures: WaitFigures, grace_ms: int) -> float:
+    """How long the bot was kept off the CPU since its request, by the figures of the
+    last window of its wait: its deadline moves on by that much (see the module
+    docstring). For an answer read late, its waits for a CPU and the referee's own
+    lateness. 0 when the timeout is the bot's or the game's own doing: a bot that
+    buys no void buys no extension."""
+    own, delay = figures.cpu_ms, figures.run_delay_ms
+    if own is None or delay is None or _own_doing(figures):
+        return 0.0
+    cpu = figures.wait_cpu_ms
+    credit = delay if figures.wait_run_delay_ms is None else figures.wait_run_delay_ms
+    if figures.answer_late_ms is not None:
+        # The bot answered: every wait of its for a CPU has ended and is counted, and
+        # its time off the CPU since includes the time after it answered, not its own.
+        return round(credit + figures.referee_late_ms, 1)
+    if judge(figures, grace_ms) is Blame.STARVED:
+        off = figures.window_ms - own
+        if cpu is not None:
+            off = (figures.wait_sampled_ms or figures.wait_ms) - cpu
+        credit = max(credit, off)
+    return round(max(0.0, credit), 1)
+
+
+def may_be_waiting(figures: WaitFigures) -> bool:
+    """Whether the bot may be waiting for a CPU as the window ends (a thread of it was
+    runnable, and its wait is not its own doing): the kernel counts a wait only when it
+    ends, so the bot is watched a while longer rather than found out of time."""
+    return figures.runnable_at_end and figures.cpu_ms is not None and not _own_doing(figures)
+
+
+def _own_doing(figures: WaitFigures) -> bool:
+    """Whether the bot lowered its priority, crowded itself with its own processes, or
+    the game's other bots took the CPUs (as :func:`judge` finds them)."""
+    own, delay, window = figures.cpu_ms or 0.0, figures.run_delay_ms or 0.0, figures.window_ms
+    return (figures.lowered_priority
+            or figures.others_cpu_ms >= OTHERS_CPU_SHARE * window
+            or own + figures.others_cpu_ms > GAME_CPU_SHARE * window
+            or own + delay > GAME_CPU_SHARE * max(window, figures.wait_ms))
+
+
+def min_extension_ms(deadline_ms: float) -> float:
+    """The shortest window of an extended wait with ``deadline_ms``: its next check
+    comes no sooner, though its deadline may (an answer in between is read late)."""
+    return max(MIN_EXTENSION_SHARE * deadline_ms, MIN_EXTENSION_MS)
+
+
+def charged_ms(elapsed_ms: float, extended_ms: float) -> float:
+    """The time a bot is charged for a wait of ``elapsed_ms`` whose deadline was
+    extended by ``extended_ms`` in all: the time it could think."""
+    return max(0.0, elapsed_ms - extended_ms)
 
 
 def _host_busy(figures: WaitFigures) -> bool:

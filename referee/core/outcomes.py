@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from referee.core.clock import TimeControl
-from referee.core.fairness import InfraEvent
+from referee.core.fairness import STARVED_WAIT_CAP, InfraEvent
 from referee.core.faults import FaultPolicy, FaultReason
 from referee.core.schedule import ScheduledGame
 from referee.core.series import SeriesGame
@@ -59,6 +59,12 @@ class MatchSettings:
     #: How many times a game voided by an infrastructure fault is played again (same
     #: deal, same seats, fresh processes); past that it is stored as voided.
     void_replays: int = attrs.field(default=2, validator=attrs.validators.ge(0))
+    #: How long a wait (a request under the wall basis, a bot's start) whose bot the
+    #: machine starves is extended, at most, in multiples of its deadline
+    #: (``referee.core.fairness``); 1: never, a starved timeout voids at once.
+    starved_cap: int = attrs.field(default=STARVED_WAIT_CAP,
+                                   validator=[attrs.validators.ge(1),
+                                              attrs.validators.le(1000)])
 
 
 @attrs.frozen

@@ -400,6 +400,19 @@ class ResultStore:
                 return 0
             return int(self._db.execute("SELECT COUNT(*) FROM voided_games").fetchone()[0])
 
+    def voided_games(self) -> list[GameRecord]:
+        """The games voided every time they were played (stored without a result), in
+        the order they were stored, each with its infrastructure faults."""
+        with self._errors(_READ):
+            if not self._has_table("voided_games"):
+                return []
+            rows = self._db.execute(
+                "SELECT game_id, block, seed FROM voided_games ORDER BY rowid").fetchall()
+        events = self.infra_events()
+        return [GameRecord(game_id, block, seed, 0, None, (), voided=True,
+                           infra=tuple(e for e in events if e.game_id == game_id))
+                for game_id, block, seed in rows]
+
     def infra_events(self) -> list[InfraEvent]:
         """Every stored infrastructure fault (a voided play of a game), in order."""
         with self._errors(_READ):

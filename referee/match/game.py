@@ -181,6 +181,8 @@ class GameReferee:
         state = self.state
         for seat in range(len(self.conns)):
             await self._start_seat(seat)
+        if self.void is not None:
+            raise GameVoided(self.void)
         while not state.is_over:
             if state.phase == REACT:
                 await self._react_window()
@@ -199,10 +201,15 @@ class GameReferee:
         return result
 
     async def _start_seat(self, seat: int) -> None:
-        """Send the seat's bot ``game_start``; a bot that cannot play forfeits."""
+        """Send the seat's bot ``game_start``; a bot that cannot play forfeits, unless
+        the machine starved its start (the game is then voided)."""
         conn = self.conns[seat]
         if conn is None or not conn.alive:
-            await self._forfeit(seat, self._fault_of(seat))
+            fault = self._fault_of(seat)
+            if conn is not None and isinstance(fault, BotTimeout):
+                self._judge_timeout(seat, conn, fault)
+            if self.void is None:
+                await self._forfeit(seat, fault)
             return
         try:
             await conn.send(self._game_start(seat), timeout_s=conn.wait_s(SEND_MS))
@@ -270,7 +277,8 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, elapsed = await conn.request(msg, deadline, cpu_cap_ms=cap, watch=watch)
+            answer, elapsed = await conn.request(msg, deadline, cpu_cap_ms=cap, watch=watch,
+                                                 starved_cap=self.settings.starved_cap)
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
         except BotTimeout as fault:
@@ -298,13 +306,19 @@ class GameReferee:
             clock.charge(clock.deadline_ms() + 1)
         conn.abandon_request()
         self.times.record(seat, float(allowed), allowed)
-        figures = conn.last_wait
-        if figures is not None and not self.state.is_over:
-            blame = judge(figures, self.settings.time.grace_ms)
-            if blame is not Blame.BOT and self.void is None:
-                self.void = InfraEvent(self.game.game_id, self.attempt, seat,
-                                       self.game.seats[seat], blame, fault.detail, figures)
+        self._judge_timeout(seat, conn, fault)
         return fault
+
+    def _judge_timeout(self, seat: int, conn: BotConnection, fault: BotTimeout) -> None:
+        """Void the game when the figures of the seat's timed-out wait show the
+        machine's fault; a game that ended is never voided."""
+        figures = conn.last_wait
+        if figures is None or self.state.is_over or not self._judged or self.void is not None:
+            return
+        blame = judge(figures, self.settings.time.grace_ms)
+        if blame is not Blame.BOT:
+            self.void = InfraEvent(self.game.game_id, self.attempt, seat,
+                                   self.game.seats[seat], blame, fault.detail, figures)
 
     async def _settle(self, seat: int, outcome: Choice | BotFault) -> None:
         state = self.state

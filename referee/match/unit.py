@@ -47,7 +47,7 @@ class BotOpener(Protocol):
 
     def __call__(
         self, spec: BotSpec, *, startup_ms: int, grace_ms: int = ...,
-        stderr_path: Path | None = ...,
+        stderr_path: Path | None = ..., starved_cap: int = ...,
     ) -> AbstractAsyncContextManager[BotConnection]: ...
 
 
@@ -146,6 +146,7 @@ class BotSlot:
             startup_ms=control.startup_ms,
             grace_ms=control.grace_ms,
             stderr_path=stderr_path,
+            starved_cap=self.settings.starved_cap,
         ) as conn:
             task_status.started(conn)
             await stop.wait()

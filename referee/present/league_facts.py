@@ -43,14 +43,16 @@ def describe_time(time: dict[str, Any] | None) -> str:
 
 
 def header_lines(games: int, db: str, rules: str | None, time: str | None,
-                 dates: tuple[str, str] | None) -> str:
-    """The report's subtitle: games, database, dates, rules and time control (HTML)."""
+                 dates: tuple[str, str] | None, voided: int = 0) -> str:
+    """The report's subtitle: games (and the games voided every time they were played),
+    database, dates, rules and time control (HTML)."""
     when = ""
     if dates is not None:
         first, last = (d.replace("T", " ")[:16] for d in dates)
         when = f", played {first} to {last} UTC"
+    void = f", {voided} voided" if voided else ""
     facts = [
-        f"{games} game{'s' if games != 1 else ''} from {escape(db)}{when}",
+        f"{games} game{'s' if games != 1 else ''}{void} from {escape(db)}{when}",
         f"rules: {escape(describe_rules(_json(rules)))}"
         f" &middot; time control: {escape(describe_time(_json(time)))}",
     ]

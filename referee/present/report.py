@@ -3,7 +3,9 @@
 The page holds the leaderboard (Elo with 95% bootstrap intervals, drawn as an inline SVG
 chart), the ratings over the league (the Elo fit refitted on growing prefixes of the
 games in the order they finished), the crosstable, the forfeits by reason and every game
-with a link to its replay. It loads nothing: no script, no font, no image from anywhere.
+with a link to its replay; the games voided by infrastructure faults are counted in the
+header and shown in the game list with each fault's figures. It loads nothing: no
+script, no font, no image from anywhere.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ from pathlib import Path
 
 import attrs
 
-from referee.core import ReplayError, SeriesResult, TimeUse, write_atomically
+from referee.core import (
+    InfraEvent,
+    ReplayError,
+    SeriesResult,
+    TimeUse,
+    write_atomically,
+)
 from referee.league import GameRecord, ResultStore, rated_games, stored_series
 from referee.present.bot_pages import bot_page_body, page_links, page_name
 from referee.present.league_facts import header_lines
@@ -63,6 +71,13 @@ class ReportData:
     time: str | None = None
     #: When the first and the last game finished.
     dates: tuple[str, str] | None = None
+    #: The games voided every time they were played (no result), with their faults.
+    voided: tuple[GameRecord, ...] = ()
+
+    @property
+    def void_plays(self) -> int:
+        """The plays voided by infrastructure faults, of every game."""
+        return sum(len(g.infra) for g in (*self.games, *self.voided))
 
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
@@ -91,7 +106,9 @@ def rating_history(
 def load_report(db: Path, points: int = 20) -> ReportData:
     """Read a results database and fit the ratings the report shows."""
     with ResultStore(db, readonly=True) as store:
-        games = tuple(store.games())
+        events = store.infra_events()
+        games = tuple(_with_faults(g, events) for g in store.games())
+        voided = tuple(store.voided_games())
         forfeits = store.forfeit_counts()
         times = store.time_use()
         retired = frozenset(store.retired())
@@ -106,7 +123,25 @@ def load_report(db: Path, points: int = 20) -> ReportData:
         else _rated(games)
     sizes, history = rating_history(prefixes, points)
     return ReportData(db, games, report, tuple(sizes), history, forfeits, times, retired,
-                      series, rules, time, dates)
+                      series, rules, time, dates, voided)
+
+
+def _with_faults(game: GameRecord, events: Sequence[InfraEvent]) -> GameRecord:
+    """``game`` with the infrastructure faults that voided its earlier plays."""
+    infra = tuple(e for e in events if e.game_id == game.game_id)
+    return attrs.evolve(game, infra=infra) if infra else game
+
+
+def _voids_note(data: ReportData) -> str:
+    """What the game list says of the plays voided by infrastructure faults."""
+    if not data.void_plays:
+        return ""
+    count = len(data.voided)
+    return (f'<p class="note">{data.void_plays} play{"s" if data.void_plays != 1 else ""}'
+            " voided by infrastructure faults (a bot starved of CPU by the machine, or"
+            " the referee running late), each played again; "
+            f"{count} game{'s' if count != 1 else ''} voided every time, without a"
+            " result.</p>")
 
 
 # -------------------------------------------------------------------------- page
@@ -117,9 +152,14 @@ def render_report(data: ReportData, out_dir: Path, title: str | None = None,
     """The report page; replay links are relative to ``out_dir``; ``pages`` links each
     bot's name to its page."""
     title = title or f"League report: {data.db.name}"
-    summary = header_lines(len(data.games), str(data.db), data.rules, data.time, data.dates)
+    summary = header_lines(len(data.games), str(data.db), data.rules, data.time, data.dates,
+                           len(data.voided))
+    games = (*data.games, *data.voided)
     if data.ratings is None:
         body = '<section><p class="none">No games in the database yet.</p></section>'
+        if games:
+            body += (f"<section><h2>Games</h2>{_voids_note(data)}"
+                     f"{games_table(games, data.db, out_dir)}</section>")
     else:
         report = data.ratings
         order = report.names
@@ -144,7 +184,8 @@ def render_report(data: ReportData, out_dir: Path, title: str | None = None,
                f'<p class="note">Each series is rated as one game, by its places: the'
                f" lowest total of penalty points first (RULES.md R24).</p>"
                f"{series_table(data.series)}</section>" if data.series else "")
-            + f"<section><h2>Games</h2>{games_table(data.games, data.db, out_dir)}</section>"
+            + f"<section><h2>Games</h2>{_voids_note(data)}"
+            f"{games_table(games, data.db, out_dir)}</section>"
         )
     return fill_template("report.html", TITLE=escape(title), SUMMARY=summary, BODY=body)
 
@@ -170,7 +211,8 @@ def write_report(db: Path, target: Path, points: int = 20, title: str | None = N
             back=f"../{target.name}")
         page = fill_template("report.html", TITLE=escape(f"{bot}: {title}"),
                              SUMMARY=header_lines(len(data.games), str(db), data.rules,
-                                                  data.time, data.dates), BODY=body)
+                                                  data.time, data.dates, len(data.voided)),
+                             BODY=body)
         write_atomically(folder / page_name(bot), page, what="report", make_parents=True)
     return data
 

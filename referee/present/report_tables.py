@@ -183,7 +183,9 @@ def _schedule_order(game_id: str) -> list[str | int]:
 def games_table(games: Sequence[GameRecord], db: Path, out_dir: Path,
                 per_page: int = GAMES_PER_PAGE) -> str:
     """Every game in schedule order (table, deal, rotation), with links to its replay,
-    in pages of ``per_page`` games: the first open, the others a click away."""
+    in pages of ``per_page`` games: the first open, the others a click away. A game
+    voided every time shows ``voided``, and under every game a play voided by an
+    infrastructure fault shows that fault with its figures."""
     ordered = sorted(games, key=lambda g: _schedule_order(g.game_id))
     pages = []
     for start in range(0, len(ordered), per_page):
@@ -208,6 +210,14 @@ def _game_row(number: int, game: GameRecord, db: Path, out_dir: Path) -> str:
            if s.forfeit_reason else "")
         for s in sorted(game.seats, key=lambda s: s.seat)
     )
+    end = escape(game.reason or "-")
+    if game.voided:
+        seats = '<span class="voided">voided: no result</span>'
+        end = '<span class="voided">voided</span>'
+    elif game.infra:
+        plays = len(game.infra)
+        seats += (f' <span class="voided">(played again after {plays} voided'
+                  f" play{'s' if plays != 1 else ''})</span>")
     links = ""
     if game.replay:
         path = locate_replay(game.replay, db)
@@ -215,8 +225,12 @@ def _game_row(number: int, game: GameRecord, db: Path, out_dir: Path) -> str:
         page = path.with_suffix(".html")
         if page.exists():
             links = f'<a href="{_href(page, out_dir)}">view</a> ' + links
+    faults = "".join(
+        f'<tr class="infra"><td></td><td colspan="6"><small>play {e.attempt + 1}:'
+        f" {escape(e.describe())}</small></td></tr>" for e in game.infra)
+    mark = ' class="voided"' if game.voided else ""
     return (
-        f'<tr><td class="num">{number}</td><td>{escape(game.game_id)}</td>'
-        f"<td>{escape(game.block)}</td><td>{seats}</td><td>{escape(game.reason or '-')}</td>"
-        f'<td class="num">{game.actions}</td><td>{links}</td></tr>'
+        f'<tr{mark}><td class="num">{number}</td><td>{escape(game.game_id)}</td>'
+        f"<td>{escape(game.block)}</td><td>{seats}</td><td>{end}</td>"
+        f'<td class="num">{game.actions}</td><td>{links}</td></tr>{faults}'
     )

@@ -45,6 +45,7 @@ from referee.core import (
     GOODBYE_MS,
     MAX_MS,
     SHUTDOWN_WAIT_MS,
+    STARVED_WAIT_CAP,
     Blame,
     BotCrashed,
     BotFault,
@@ -55,10 +56,10 @@ from referee.core import (
     judge,
     scaled_s,
 )
-from referee.shell.cputime import CpuMeter, host_sample, load_per_cpu
+from referee.shell.cputime import CpuMeter, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process
-from referee.shell.waits import WALL_CHECK_SHARE, WaitWatch
+from referee.shell.waits import WaitWatch, watched_end_late, watched_receive
 
 REFEREE_ID = f"taki-referee {__version__}"
 
@@ -202,14 +203,26 @@ class BotConnection:
         with trio.CancelScope(shield=True), trio.move_on_after(self.wait_s(EXIT_SEEN_MS)):
             await self.process.wait()
 
-    async def handshake(self, startup_ms: int, grace_ms: int = 0) -> BotHello:
+    async def handshake(self, startup_ms: int, grace_ms: int = 0,
+                        starved_cap: int = STARVED_WAIT_CAP) -> BotHello:
         """Send hello and wait for the bot's hello within the startup time (plus
-        ``grace_ms``, which a timeout's detail leaves out, as it does for requests)."""
-        with trio.move_on_after((startup_ms + grace_ms) / 1000) as scope:
-            await self.send(Hello(referee=REFEREE_ID))
-            reply = await self.receive()
-        if scope.cancelled_caught:
-            raise BotTimeout(f"no hello within the startup time of {startup_ms} ms")
+        ``grace_ms``, which a timeout's detail leaves out, as it does for requests).
+
+        A local bot's start is watched and judged like a request under the wall basis
+        (``referee.shell.waits.watched_receive``): a bot starved of CPU at the deadline
+        has it extended, up to ``starved_cap`` times; :attr:`last_wait` holds the
+        figures of a start that timed out, for the game to judge whose fault it was."""
+        self.last_wait = None
+        span_ms = startup_ms + grace_ms
+        watch = None if self.cpu is None else WaitWatch(self.cpu)
+        if watch is not None:
+            watch.arm()
+        try:
+            start = await self.send(Hello(referee=REFEREE_ID), span_ms / 1000)
+            reply, _ = await watched_receive(self, start, span_ms, grace_ms, watch,
+                                             span_ms * starved_cap)
+        except (trio.TooSlowError, BotTimeout):
+            raise BotTimeout(f"no hello within the startup time of {startup_ms} ms") from None
         if not isinstance(reply, BotHello):
             raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
         self.bot_name = reply.name
@@ -269,6 +282,7 @@ class BotConnection:
         *,
         cpu_cap_ms: int | None = None,
         watch: WaitWatch | None = None,
+        starved_cap: int = STARVED_WAIT_CAP,
     ) -> tuple[Answer, float]:
         """Send a request and wait for its answer until the deadline: ``deadline_ms``
         enforces the request's own ``deadline_ms`` (the time the bot was told it has)
@@ -286,7 +300,10 @@ class BotConnection:
 
         ``watch`` samples the bot and the host from the wait's check point on
         (``referee.shell.waits``); :attr:`last_wait` then holds the figures of a wait
-        that ended late, for the caller to judge whose fault it was."""
+        that ended late, for the caller to judge whose fault it was. Under the wall
+        basis a watched wait whose bot is starved at the deadline is extended, up to
+        ``starved_cap`` times ``deadline_ms`` (``referee.shell.waits.watched_receive``),
+        and the time returned is the wait less its extensions."""
         self.last_wait = None
         deadline_s = deadline_ms / 1000
         if self.codec.buffered or self.process.readable_now():
@@ -294,64 +311,23 @@ class BotConnection:
         meter = self.cpu
         if cpu_cap_ms is not None and meter is not None:
             return await self._cpu_request(message, deadline_ms, cpu_cap_ms, meter, watch)
+        if watch is not None:
+            watch.arm()
         start = await self.send(message, timeout_s=deadline_s)
-        deadline = start + deadline_s
+        grace_ms = deadline_ms - message.deadline_ms
         try:
-            if watch is None:
-                reply = await self.receive(deadline=deadline)
-            else:
-                try:
-                    reply = await self.receive(deadline=start + deadline_s * WALL_CHECK_SHARE)
-                except trio.TooSlowError:
-                    watch.begin()
-                    reply = await self.receive(deadline=deadline)
+            reply, elapsed_ms = await watched_receive(
+                self, start, deadline_ms, grace_ms, watch, deadline_ms * starved_cap)
         except trio.TooSlowError:
-            await self._watched_end_late(watch, start, deadline, deadline_s)
             raise BotTimeout(f"no answer within {message.deadline_ms} ms") from None
-        now = trio.current_time()
-        elapsed_ms = (now - start) * 1000
-        if watch is not None and now > deadline:
-            await self._watched_end(watch, start, deadline, answered=True, read_late=True)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
         return reply, elapsed_ms
-
-    async def _watched_end_late(
-        self, watch: WaitWatch | None, start: float, deadline: float, span_s: float
-    ) -> None:
-        """The figures of a wait that ended without an answer. A referee that ran late
-        may have reached the check point only just before the deadline: it then watches
-        the bot a while longer (up to WALL_CHECK_SHARE of ``span_s`` in all), since
-        figures over a moment tell nothing; the bot is late anyway."""
-        if watch is None:
-            return
-        waiting = self.codec.buffered or self.process.readable_now()
-        short_s = span_s * WALL_CHECK_SHARE - watch.watched_s()
-        if short_s > 0 and not waiting:
-            await trio.sleep(short_s)
-        await self._watched_end(watch, start, deadline, answered=waiting)
 
     def _starved(self, grace_ms: int) -> bool:
         """Whether the figures of the last wait show a bot starved of CPU."""
         figures = self.last_wait
         return figures is not None and judge(figures, grace_ms) is Blame.STARVED
-
-    async def _watched_end(
-        self, watch: WaitWatch | None, start: float, deadline: float, answered: bool = False,
-        read_late: bool = False,
-    ) -> None:
-        """Keep the figures of a wait that ended late in :attr:`last_wait`: by its timer,
-        or ``read_late``, by an answer read after the deadline. The final samples scan
-        ``/proc`` (milliseconds on a busy host): they are taken in a thread, so that the
-        other games' clocks do not wait for them."""
-        if watch is None:
-            return
-        now = trio.current_time()
-        waiting = answered or self.codec.buffered or self.process.readable_now()
-        host = host_sample()  # here: the referee's own wait for a CPU is this thread's
-        self.last_wait = await trio.to_thread.run_sync(
-            watch.finish, (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting,
-            host, read_late)
 
     async def _cpu_request(
         self,
@@ -382,7 +358,7 @@ class BotConnection:
                                  f" {message.deadline_ms} ms") from None
             if trio.current_time() >= cap:
                 if used < message.deadline_ms:  # less CPU than it was told it has: judged
-                    await self._watched_end_late(watch, start, cap, cap_ms / 1000)
+                    await watched_end_late(self, watch, start, cap, cap_ms / 1000)
                     if watch is not None and self._starved(deadline_ms - message.deadline_ms):
                         # Runnable but starved, not asleep: its CPU time is what counts,
                         # so it is waited for, up to CPU_STARVED_CAP times its deadline.
@@ -473,19 +449,21 @@ async def open_bot(
     spec: BotSpec, *, startup_ms: int, grace_ms: int = 0, stderr_path: Path | None = None,
     connection: Callable[[str, BotTransport], BotConnection] = BotConnection,
     slack: float = 1.0,
+    starved_cap: int = STARVED_WAIT_CAP,
 ) -> AsyncIterator[BotConnection]:
     """Start a bot and complete the handshake. A bot that cannot even start
     (missing executable) raises BotStartError; one that starts but fails the
     handshake yields a connection whose ``fault`` is set. The bot has ``startup_ms``,
     plus ``grace_ms`` of slack, to answer ``hello``. ``connection`` makes the
     connection (a subclass of BotConnection may observe the conversation); ``slack``
-    multiplies the conversation's fixed waits (``referee.core.margins``)."""
+    multiplies the conversation's fixed waits (``referee.core.margins``); a start the
+    machine starves is extended up to ``starved_cap`` times (:meth:`BotConnection.handshake`)."""
     async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
         conn = connection(spec.name, process)
         conn.cpu = CpuMeter(process.pid)
         conn.slack = slack
         try:
-            await conn.handshake(startup_ms, grace_ms)
+            await conn.handshake(startup_ms, grace_ms, starved_cap)
         except BotFault as fault:
             await conn.fail(fault)
         try:

@@ -17,9 +17,9 @@ the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrade
 "unknown" (None) where ``/proc`` does not tell, and nothing here raises.
 
 Costs (``benchmarks/ipc.py`` measures a decision): one ``clock_gettime`` and a few small
-reads of ``/proc`` per quick reading (the CPU basis, twice a decision); a thorough
-sample scans ``/proc`` (a few milliseconds on a busy host), and is taken only by waits
-that reached their check point.
+reads of ``/proc`` per quick reading (the CPU basis, twice a decision; a judged wait
+under the wall basis, once); a thorough sample scans ``/proc`` (a few milliseconds on
+a busy host), and is taken only by waits that reached their check point.
 """
 
 from __future__ import annotations

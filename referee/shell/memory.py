@@ -31,7 +31,7 @@ from typing import Final, NoReturn
 import trio
 from taki_protocol import EOF, NEED_DATA, Codec, Message
 
-from referee.core import BotCrashed, BotFault, BotSpec
+from referee.core import STARVED_WAIT_CAP, BotCrashed, BotFault, BotSpec
 from referee.shell.bots import BotConnection, BotTransport
 from referee.shell.process import RECEIVE_CHUNK_BYTES, describe_exit_status
 from referee.shell.services import service_nursery
@@ -266,6 +266,7 @@ async def open_memory_bot(
     grace_ms: int = 0,
     stderr_path: Path | None = None,
     connection: Callable[[str, BotTransport], BotConnection] = BotConnection,
+    starved_cap: int = STARVED_WAIT_CAP,
 ) -> AsyncIterator[BotConnection]:
     """Run ``script`` as the bot ``name`` and complete the handshake, as
     :func:`referee.shell.bots.open_bot` does with a process: a bot that fails the
@@ -285,7 +286,7 @@ async def open_memory_bot(
         nursery.start_soon(_run, script, end, bot)
         conn = connection(name, transport)
         try:
-            await conn.handshake(startup_ms, grace_ms)
+            await conn.handshake(startup_ms, grace_ms, starved_cap)
         except BotFault as fault:
             await conn.fail(fault)
         try:
@@ -309,8 +310,9 @@ class MemoryOpener:
 
     def __call__(
         self, spec: BotSpec, *, startup_ms: int, grace_ms: int = 0,
-        stderr_path: Path | None = None,
+        stderr_path: Path | None = None, starved_cap: int = STARVED_WAIT_CAP,
     ) -> contextlib.AbstractAsyncContextManager[BotConnection]:
         self.starts[spec.name] = self.starts.get(spec.name, 0) + 1
         return open_memory_bot(spec.name, self.scripts[spec.name], startup_ms=startup_ms,
-                               grace_ms=grace_ms, stderr_path=stderr_path)
+                               grace_ms=grace_ms, stderr_path=stderr_path,
+                               starved_cap=starved_cap)

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import attrs
 
-from referee.core.fairness import Blame, InfraEvent, WaitFigures, judge, late_margin_ms
+from referee.core.fairness import (
+    MIN_EXTENSION_MS,
+    Blame,
+    InfraEvent,
+    WaitFigures,
+    charged_ms,
+    extension_ms,
+    judge,
+    late_margin_ms,
+    min_extension_ms,
+)
 
 
 def figures(**changes: object) -> WaitFigures:
@@ -115,3 +125,72 @@ def test_an_answer_late_by_less_than_its_waits_for_a_cpu_was_starved() -> None:
     assert judge(attrs.evolve(delayed, lowered_priority=True), grace_ms=5) is Blame.BOT
     assert judge(attrs.evolve(delayed, run_delay_ms=400.0, answer_late_ms=300.0),
                  grace_ms=5) is Blame.BOT
+
+
+def test_a_starved_wait_is_extended_by_the_time_the_bot_was_kept_off_the_cpu() -> None:
+    """Starved over the window, the bot is credited all the time since its request that
+    its processes did not run: a wait of 500 ms in which they ran 60 ms moves the
+    deadline on by 440 ms."""
+    starved = figures(wait_cpu_ms=60.0, wait_run_delay_ms=380.0)
+    assert extension_ms(starved, grace_ms=5) == 440.0
+    # Where the whole wait was not measured, the window's time off the CPU.
+    assert extension_ms(figures(), grace_ms=5) == 360.0
+
+
+def test_a_bot_that_got_its_cpu_is_extended_by_its_waits_for_one() -> None:
+    """Not starved (it got 300 ms of CPU over 400), it still waited for a CPU: the
+    deadline moves on by its waits since the request, by the kernel's count."""
+    kept = figures(cpu_ms=300.0, run_delay_ms=100.0, wait_cpu_ms=330.0,
+                   wait_run_delay_ms=120.0)
+    assert judge(kept, grace_ms=5) is Blame.BOT
+    assert extension_ms(kept, grace_ms=5) == 120.0
+    assert extension_ms(figures(cpu_ms=395.0, run_delay_ms=5.0), grace_ms=5) == 5.0
+
+
+def test_an_extended_wait_is_checked_again_no_sooner_than_a_quarter_of_its_deadline(
+) -> None:
+    assert min_extension_ms(200) == 50.0
+    assert min_extension_ms(4) == MIN_EXTENSION_MS
+
+
+def test_a_bot_that_buys_no_void_buys_no_extension() -> None:
+    """A wait that is the bot's or the game's own doing earns nothing: the bot slept
+    (no wait for a CPU), crowded itself with its own processes, lowered its priority,
+    was starved by another bot of the game, or could not be measured."""
+    for bots in (
+        figures(cpu_ms=2.0, run_delay_ms=0.0, wait_cpu_ms=3.0, wait_run_delay_ms=0.0),
+        figures(cpu_ms=790.0, run_delay_ms=900.0),
+        figures(cpu_ms=60.0, run_delay_ms=1200.0, runnable=True, cpu_pressure=1.0),
+        figures(lowered_priority=True),
+        figures(others_cpu_ms=300.0),
+        figures(cpu_ms=None, run_delay_ms=None),
+    ):
+        assert judge(bots, grace_ms=5) is Blame.BOT, bots
+        assert extension_ms(bots, grace_ms=5) == 0.0, bots
+
+
+def test_a_bot_is_charged_the_wait_less_its_extensions() -> None:
+    assert charged_ms(900.0, 820.0) == 80.0
+    assert charged_ms(90.0, 0.0) == 90.0
+    assert charged_ms(10.0, 25.0) == 0.0
+
+
+def test_an_answer_read_late_behind_a_late_referee_is_extended_by_its_lateness() -> None:
+    """The answer came and the referee, kept off the CPU itself, read it late: its
+    lateness is added to what the bot was kept off the CPU, beyond its margin or not."""
+    read_late = figures(cpu_ms=390.0, run_delay_ms=5.0, answer_waiting=True,
+                        answer_late_ms=20.0, referee_late_ms=20.0)
+    assert judge(read_late, grace_ms=5) is Blame.REFEREE_LATE
+    assert extension_ms(read_late, grace_ms=5) == 25.0
+    slightly = attrs.evolve(read_late, run_delay_ms=1.0, answer_late_ms=2.0,
+                            referee_late_ms=1.5)
+    assert judge(slightly, grace_ms=5) is Blame.BOT
+    assert extension_ms(slightly, grace_ms=5) == 2.5
+    # Once it answered, every wait of its for a CPU is counted: those, and the
+    # referee's lateness (not its time off the CPU after it answered).
+    both = figures(answer_waiting=True, answer_late_ms=100.0, referee_late_ms=20.0,
+                   wait_run_delay_ms=330.0, wait_cpu_ms=60.0)
+    assert extension_ms(both, grace_ms=5) == 350.0
+    # Not when the game's own bots took the machine.
+    crowded = attrs.evolve(read_late, others_cpu_ms=300.0)
+    assert extension_ms(crowded, grace_ms=5) == 0.0

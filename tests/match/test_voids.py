@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 import trio
-from processes import live_children
+from processes import busy_machine, live_children
 
 from referee.core.clock import TimeBasis, TimeControl
 from referee.core.fairness import Blame
@@ -45,21 +42,6 @@ def no_leftover_processes() -> Iterator[None]:
     assert live_children(zombies=True) == [], "the test left processes behind"
 
 
-@contextlib.contextmanager
-def busy_machine(count: int) -> Iterator[None]:
-    """``count`` busy loops beside the game, each in a session of its own (other users'
-    jobs): the machine's load, not the bots'."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
-                              start_new_session=True) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            os.killpg(proc.pid, signal.SIGKILL)
-        for proc in procs:
-            proc.wait()
-
-
 async def play(bots: Sequence[BotSpec], tmp_path: Path, time: TimeControl,
                **settings: object) -> list[GameOutcome]:
     config = MatchSettings(time=time, log_dir=tmp_path / "logs", **settings)  # type: ignore[arg-type]
@@ -68,13 +50,14 @@ async def play(bots: Sequence[BotSpec], tmp_path: Path, time: TimeControl,
 
 
 async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Path) -> None:
-    """An honest bot that the machine starves of CPU times out: the game is voided and
-    played again by fresh processes, at most void_replays times; past that it is stored
-    as voided, without a result (never a loss)."""
+    """An honest bot that the machine starves of CPU until its wait's cap (here the
+    deadline itself: starved_cap 1) times out: the game is voided and played again by
+    fresh processes, at most void_replays times; past that it is stored as voided,
+    without a result (never a loss)."""
     time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000)
     with busy_machine(8 * CPUS):
         [outcome] = await play([hostile("spinner", "80"), RANDOM], tmp_path, time,
-                               void_replays=1)
+                               void_replays=1, starved_cap=1)
     assert outcome.voided, ([s.forfeit for s in outcome.seats], outcome.infra)
     assert outcome.seats == ()
     assert [e.attempt for e in outcome.infra] == [0, 1]

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import pytest
 
+from referee.core.fairness import Blame, InfraEvent, WaitFigures
 from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import load_report, rating_history, render_report, write_report
@@ -346,3 +347,53 @@ def test_report_replays_renders_the_pages_its_game_list_links(tmp_path: Path) ->
         assert f'<a href="replays/g{k}.html">view</a>' in page
     again = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert "0 replay pages written" in again.stderr  # pages newer than their replays stay
+
+
+# ------------------------------------------------------------------ voided games
+
+def _event(game_id: str, attempt: int) -> InfraEvent:
+    figures = WaitFigures(window_ms=50.0, wait_ms=1050.0, cpu_ms=3.0, run_delay_ms=45.0,
+                          runnable=True, load_per_cpu=8.5, cpu_pressure=1.0)
+    return InfraEvent(game_id, attempt, 0, "b", Blame.STARVED, "no answer within 100 ms",
+                      figures)
+
+
+def test_the_page_counts_and_shows_voided_games_with_their_faults(tmp_path: Path) -> None:
+    """A game voided every time is counted in the header and listed as voided; every
+    voided play shows its infrastructure fault's figures under its game."""
+    db = small_db(tmp_path / "r.sqlite")
+    voided = GameRecord("t/6", "t", 1, 0, None, (), infra=(_event("t/6", 0), _event("t/6", 1)),
+                        voided=True)
+    replayed = attrs.evolve(game("t/7", {"a": 1, "c": 2}), infra=(_event("t/7", 0),))
+    with ResultStore(db) as store:
+        store.record(voided)
+        store.record(replayed)
+    data = load_report(db)
+    assert [g.game_id for g in data.voided] == ["t/6"]
+    assert data.void_plays == 3
+    page = render_report(data, tmp_path)
+    header = page.split("</header>")[0]
+    assert "7 games, 1 voided from" in header
+    games = page.split('id="games"')[1]
+    row = re.search(r'<tr class="voided">.*?</tr>', games)
+    assert row is not None and "t/6" in row.group(0) and "voided: no result" in row.group(0)
+    assert "played again after 1 voided play" in games
+    faults = re.findall(r'<tr class="infra">.*?</tr>', games)
+    assert len(faults) == 3
+    assert all("starved of CPU" in f and "its processes used 3 ms of CPU" in f and
+               "waited 1050 ms" in f and "load 8.5 per CPU" in f for f in faults)
+    assert "3 plays voided by infrastructure faults" in page
+    assert "1 game voided every time" in page
+    # The voided game is not rated: the leaderboard counts the games with a result.
+    assert data.ratings is not None and sum(b.games for b in data.ratings.bots) == 14
+
+
+def test_a_database_of_voided_games_only_lists_them(tmp_path: Path) -> None:
+    db = tmp_path / "v.sqlite"
+    with ResultStore(db) as store:
+        store.record(GameRecord("v/0", "v", 1, 0, None, (), infra=(_event("v/0", 0),),
+                                voided=True))
+    page = render_report(load_report(db), tmp_path)
+    assert "No games in the database yet." in page
+    assert "0 games, 1 voided from" in page
+    assert '<tr class="voided">' in page and "starved of CPU" in page
