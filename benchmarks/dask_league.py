@@ -60,7 +60,7 @@ def play(config: LeagueConfig, root: Path, name: str, executor: Executor) -> flo
     """Plays the whole league into a fresh database; returns the wall-clock seconds."""
     run_dir = root / name
     run_dir.mkdir()
-    config = attrs.evolve(config, replay_dir=run_dir / "replays")
+    config = attrs.evolve(config, match=attrs.evolve(config.match, replay_dir=run_dir / "replays"))
     with ResultStore(run_dir / "results.sqlite") as store:
         started = time.perf_counter()
         played = trio.run(lambda: run_league(config, store, log_dir=run_dir / "logs",

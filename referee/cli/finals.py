@@ -15,7 +15,7 @@ from referee.competition import (
     load_competition,
     run_finals,
 )
-from referee.core import UsageError
+from referee.core import MatchSettings, UsageError
 from referee.present import write_report
 from referee.server import require_sandbox
 
@@ -38,11 +38,12 @@ async def run_finals_command(args: argparse.Namespace) -> int:
                          f" in the ladder, found {len(finalists)}")
     bots = [bot_spec(s, str(s.entrant), config, workspace) for s in finalists]
     ladder = config.ladder
+    match = MatchSettings(rules=config.rules, time=config.time,
+                          log_dir=workspace.root / "finals-logs")
     settings = FinalsSettings(
-        deals=args.deals, table_size=args.table_size, rules=config.rules, time=config.time,
+        deals=args.deals, table_size=args.table_size, match=match,
         seed=ladder.seed or None, concurrency=ladder.concurrency,
-        workers=ladder.workers or None, dask=ladder.dask or None,
-        log_dir=workspace.root / "finals-logs")
+        workers=ladder.workers or None, dask=ladder.dask or None)
     standings_path = args.output.with_suffix(".json")
     standings = await run_finals(finals_db, bots, settings, standings_path)
     for row in standings:

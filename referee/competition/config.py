@@ -1,30 +1,30 @@
 """The competition file (TOML): every key has a default, so a file that holds only
 ``[competition]`` with ``name = "..."`` starts a two-player competition.
 
-Each section is an attrs class below; the file is read table-driven from their fields
-(their names, types, defaults and validators), so a key exists in exactly one place. A
-bad key or value raises :class:`~referee.config.errors.SettingsError` naming the file,
+Each section is an attrs class below, a field of :class:`CompetitionConfig`; the file
+is read from their fields (their names, types, defaults and validators) by
+:mod:`referee.config.fields`, so a key exists in exactly one place. A bad key or value
+raises :class:`~referee.config.errors.SettingsError` naming the file,
 the line and the key.
 """
 
 from __future__ import annotations
 
-import enum
-import types
-import typing
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from referee.config import (
+    Fail,
     KeyLocator,
     SettingsError,
     available_cpus,
+    read_fields,
+    read_rules,
     read_toml_file,
-    rule_flag_error,
 )
-from referee.core import TimeControl
+from referee.core import TimeControl, at_least
 from referee.rules import PRESETS, DealError, Rules
 
 __all__ = [
@@ -32,7 +32,7 @@ __all__ = [
     "SubmissionSection", "load_competition",
 ]
 
-_positive = attrs.validators.ge(1)
+_positive = at_least(1)
 
 
 def _table_sizes(_instance: object, _attribute: object, value: tuple[int, ...]) -> None:
@@ -76,9 +76,9 @@ class LadderSection:
     #: Games played at once in this process.
     concurrency: int = attrs.field(factory=available_cpus, validator=_positive)
     #: Referee worker processes that play the games (0: in this process).
-    workers: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    workers: int = attrs.field(default=0, validator=at_least(0))
     #: The master seed of the deals; 0: a fresh one kept in the database.
-    seed: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    seed: int = attrs.field(default=0, validator=at_least(0))
     #: A Dask scheduler (``HOST:PORT``) that plays the games; empty: none.
     dask: str = ""
 
@@ -90,7 +90,7 @@ class SandboxSection:
     memory_mb: int = attrs.field(default=512, validator=_positive)
     pids: int = attrs.field(default=64, validator=_positive)
     #: Percent of one CPU a bot may use (0: no limit; needs cgroups).
-    cpu_percent: int = attrs.field(default=0, validator=attrs.validators.ge(0))
+    cpu_percent: int = attrs.field(default=0, validator=at_least(0))
     #: Size of a bot's private /tmp.
     tmp_mb: int = attrs.field(default=64, validator=_positive)
     build_seconds: int = attrs.field(default=300, validator=_positive)
@@ -120,16 +120,6 @@ class SubmissionSection:
     concurrent_builds: int = attrs.field(default=1, validator=_positive)
 
 
-#: The sections of the file, each read from its class's fields.
-SECTIONS: Final[dict[str, type]] = {
-    "competition": CompetitionSection,
-    "ladder": LadderSection,
-    "sandbox": SandboxSection,
-    "submissions": SubmissionSection,
-    "time": TimeControl,
-}
-
-
 @attrs.frozen
 class CompetitionConfig:
     path: Path
@@ -151,60 +141,15 @@ class CompetitionConfig:
         return db.with_name(f"{db.stem}-files")
 
 
-def _describe(kind: object) -> str:
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return " or ".join(f'"{member.value}"' for member in kind)
-    if kind is int:
-        return "a whole number"
-    if kind is str:
-        return "a string"
-    if kind is bool:
-        return "true or false"
-    return "a list of whole numbers"
-
-
-def _accepts(kind: object, value: object) -> bool:
-    """Whether a TOML value has the field's type (``int | None`` accepts an int)."""
-    if isinstance(kind, types.UnionType):
-        return any(_accepts(k, value) for k in typing.get_args(kind) if k is not type(None))
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind is str:
-        return isinstance(value, str)
-    if kind is bool:
-        return isinstance(value, bool)
-    if isinstance(kind, type) and issubclass(kind, enum.StrEnum):
-        return value in {member.value for member in kind}
-    if typing.get_origin(kind) is tuple:
-        return isinstance(value, list) and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value)
-    raise TypeError(f"no TOML reading for {kind!r}")
-
-
-def _read_section(cls: type, table: dict[str, Any],
-                  fail: typing.Callable[[str | None, str], SettingsError]) -> Any:
-    """An instance of ``cls`` from its TOML table: each key a field of the class."""
-    fields = {f.name: f for f in attrs.fields(attrs.resolve_types(cls))}
-    kwargs: dict[str, Any] = {}
-    for key, value in table.items():
-        field = fields.get(key)
-        if field is None:
-            raise fail(key, f"unknown key (known: {', '.join(fields)})")
-        if not _accepts(field.type, value):
-            kind = typing.get_args(field.type)[0] if isinstance(
-                field.type, types.UnionType) else field.type
-            raise fail(key, f"must be {_describe(kind)}, not {value!r}")
-        kwargs[key] = tuple(value) if isinstance(value, list) else value
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        problem = exc
-    for key, value in kwargs.items():  # each alone: the error names its key
-        try:
-            cls(**{key: value})
-        except (TypeError, ValueError) as exc:
-            raise fail(key, str(exc).splitlines()[0]) from None
-    raise fail(next(iter(kwargs), None), str(problem).splitlines()[0])  # keys at odds
+#: Fields of :class:`CompetitionConfig` that are not sections read from their class's
+#: fields: the file's place, and the rules (the preset of ``[competition]`` with the
+#: flags of ``[rules]``).
+_NOT_SECTIONS: Final = ("path", "rules")
+#: The sections of the file, each read from its class's fields.
+SECTIONS: Final[dict[str, type]] = {
+    f.name: f.type for f in attrs.fields(attrs.resolve_types(CompetitionConfig))
+    if f.name not in _NOT_SECTIONS and f.type is not None
+}
 
 
 def load_competition(path: str | Path) -> CompetitionConfig:
@@ -213,7 +158,7 @@ def load_competition(path: str | Path) -> CompetitionConfig:
     text, data = read_toml_file(path, "competition file")
     where = KeyLocator(text)
 
-    def failer(section: str) -> typing.Callable[[str | None, str], SettingsError]:
+    def failer(section: str) -> Fail:
         def fail(key: str | None, message: str) -> SettingsError:
             line = where.line_of(section, key)
             at = f"{path}:{line}" if line else str(path)
@@ -224,18 +169,12 @@ def load_competition(path: str | Path) -> CompetitionConfig:
     for name, value in data.items():
         if name not in known or not isinstance(value, dict):
             raise failer(name)(None, f"unknown section (known: {', '.join(known)})")
-    sections = {name: _read_section(cls, data.get(name, {}), failer(name))
-                for name, cls in SECTIONS.items()}
-    flags = data.get("rules", {})
-    for key, value in flags.items():
-        problem = rule_flag_error(key, value)
-        if problem is not None:
-            raise failer("rules")(key, problem)
-    try:
-        rules = Rules.preset(sections["competition"].rules, **flags)
-    except (TypeError, ValueError) as exc:
-        raise failer("rules")(next((k for k in flags if k in str(exc)), None), str(exc)) from None
-    for size in sections["ladder"].table_sizes:
+    sections = read_fields(data, CompetitionConfig, failer(""), skip=_NOT_SECTIONS,
+                           extra=("rules",), within=failer)
+    competition = sections.get("competition", CompetitionSection())
+    ladder = sections.get("ladder", LadderSection())
+    rules = read_rules(competition.rules, data.get("rules", {}), failer("rules"))
+    for size in ladder.table_sizes:
         try:
             rules.check_deal(size)
         except DealError as exc:

@@ -21,10 +21,9 @@ import trio
 
 from referee.competition.ladder import GameLanded
 from referee.config import LeagueConfig, available_cpus
-from referee.core import BotSpec, FaultPolicy, GameOutcome, TimeControl, write_atomically
+from referee.core import BotSpec, GameOutcome, MatchSettings, write_atomically
 from referee.league import ResultStore, choose_executor, play_league, rated_games
 from referee.ratings import RatingModel, rate
-from referee.rules import Rules
 
 __all__ = ["FinalStanding", "FinalsSettings", "run_finals"]
 
@@ -35,17 +34,13 @@ class FinalsSettings:
 
     deals: int = 10
     table_size: int = 2
-    rules: Rules = attrs.field(factory=Rules)
-    time: TimeControl = attrs.field(factory=TimeControl)
+    #: How the games are refereed (the master seed is the finals': ``seed``; the bots'
+    #: logs go to ``match.log_dir``).
+    match: MatchSettings = attrs.field(factory=MatchSettings)
     seed: int | None = None
     concurrency: int = attrs.field(factory=available_cpus)
     workers: int | None = None
     dask: str | None = None
-    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
-    strikes: int = 3
-    restart: bool = True
-    replay_dir: Path | None = None
-    log_dir: Path | None = None
     rating_model: RatingModel | None = None
     #: Bootstrap resamples of the standings' intervals.
     resamples: int = 200
@@ -109,9 +104,7 @@ async def run_finals(
     config = LeagueConfig(
         path=db, bots=tuple(bots), table_size=settings.table_size,
         deals=settings.deals, seed=settings.seed, concurrency=settings.concurrency,
-        rules=settings.rules, time=settings.time, replay_dir=settings.replay_dir,
-        restart=settings.restart, fault_policy=settings.fault_policy,
-        strikes=settings.strikes, rating_model=settings.rating_model,
+        match=settings.match, rating_model=settings.rating_model,
     )
     executor = choose_executor(config, workers=settings.workers, dask=settings.dask)
     stored = await trio.to_thread.run_sync(_count, db)
@@ -125,7 +118,7 @@ async def run_finals(
                                tuple(s.place for s in seats), stored)
             trio.from_thread.run_sync(on_game, event)
 
-    await play_league(config, db, executor=executor, log_dir=settings.log_dir,
+    await play_league(config, db, executor=executor, log_dir=settings.match.log_dir,
                       on_game=landed)
     standings = await trio.to_thread.run_sync(_standings, db, settings)
     text = json.dumps({"standings": [s.to_json() for s in standings]}, indent=2) + "\n"

@@ -31,10 +31,8 @@ from referee.competition.matchmaking import Entrant, choose_table, next_size
 from referee.config import LeagueConfig, available_cpus
 from referee.core import (
     BotSpec,
-    FaultPolicy,
     GameOutcome,
     MatchSettings,
-    TimeControl,
     WorkUnit,
     derive_seed,
     fresh_seed,
@@ -72,8 +70,8 @@ __all__ = [
 class LadderSettings:
     """How a ladder plays (``check`` says what is wrong, in one line)."""
 
-    rules: Rules = attrs.field(factory=Rules)
-    time: TimeControl = attrs.field(factory=TimeControl)
+    #: How its games are refereed (the master seed is the ladder's: ``seed``).
+    match: MatchSettings = attrs.field(factory=MatchSettings)
     #: The table sizes, which take turns; a size is used once enough bots are active.
     table_sizes: tuple[int, ...] = (2,)
     #: The deals of a meeting, each played at every seat rotation.
@@ -87,11 +85,6 @@ class LadderSettings:
     workers: int | None = None
     #: A Dask scheduler (``--dask HOST:PORT``); None: no cluster.
     dask: str | None = None
-    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
-    strikes: int = 3
-    restart: bool = True
-    replay_dir: Path | None = None
-    log_dir: Path | None = None
     #: None: the default of the table sizes (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
 
@@ -101,7 +94,7 @@ class LadderSettings:
             raise ValueError(f"table sizes must be between 2 and 10, got {self.table_sizes}")
         if len(set(self.table_sizes)) != len(self.table_sizes):
             raise ValueError(f"a table size is given twice: {self.table_sizes}")
-        for name in ("deals", "concurrency", "strikes"):
+        for name in ("deals", "concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.placement_games < 0:
@@ -258,9 +251,9 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     if settings.seed is not None and seed != settings.seed:
         raise StoreError(f"{store.path} holds a ladder of another seed ({seed}, not"
                          f" {settings.seed}); use another database or the same seed")
-    store.bind("ladder", _identity(seed, settings.rules))
-    store.note("rules", json.dumps(settings.rules.to_wire()))
-    store.note("time", json.dumps(attrs.asdict(settings.time)))
+    store.bind("ladder", _identity(seed, settings.match.rules))
+    store.note("rules", json.dumps(settings.match.rules.to_wire()))
+    store.note("time", json.dumps(attrs.asdict(settings.match.time)))
     store.note("rating_model", settings.rating_model or "")
     online = OnlineRatings()
     online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
@@ -446,11 +439,7 @@ async def run_ladder(
     start = await trio.to_thread.run_sync(_open, store, settings)
     ladder = _Ladder(store, settings, control, start, on_event)
     job = LeagueJob(
-        settings=MatchSettings(
-            rules=settings.rules, time=settings.time, fault_policy=settings.fault_policy,
-            strikes=settings.strikes, restart=settings.restart,
-            replay_dir=settings.replay_dir, log_dir=settings.log_dir, master_seed=start.seed,
-        ),
+        settings=attrs.evolve(settings.match, master_seed=start.seed),
         bots=ladder.specs,
         record=ladder.record,
         is_stored=store.has_game,

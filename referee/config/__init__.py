@@ -15,7 +15,8 @@ if TYPE_CHECKING:
         unique_names,
     )
     from .errors import SettingsError
-    from .rule_flags import rule_flag_error
+    from .fields import Fail, read_fields
+    from .rule_flags import read_rules, rule_flag_error
     from .settings import LeagueConfig, available_cpus, directory_error, load_league
     from .toml_lines import KeyLocator, read_toml_file
 else:
@@ -25,7 +26,8 @@ else:
             "unique_names",
         ),
         "errors": ("SettingsError",),
-        "rule_flags": ("rule_flag_error",),
+        "fields": ("Fail", "read_fields"),
+        "rule_flags": ("read_rules", "rule_flag_error"),
         "settings": ("LeagueConfig", "available_cpus", "directory_error", "load_league"),
         "toml_lines": ("KeyLocator", "read_toml_file"),
     })
@@ -33,6 +35,7 @@ else:
 __all__ = [
     "NAME_PATTERN",
     "VERSION_MARK",
+    "Fail",
     "KeyLocator",
     "LeagueConfig",
     "SettingsError",
@@ -42,6 +45,8 @@ __all__ = [
     "load_league",
     "make_command",
     "parse_bot_arg",
+    "read_fields",
+    "read_rules",
     "read_toml_file",
     "rule_flag_error",
     "unique_names",

@@ -1,7 +1,14 @@
-"""The rule flags a league file (``[rules]``) or ``--flag NAME=VALUE`` may set: their
-names and types (the rules core checks the ranges)."""
+"""The rule flags a league or competition file (``[rules]``) or ``--flag NAME=VALUE``
+may set: their names and types (the rules core checks the ranges)."""
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from referee.config.fields import Fail, build
+from referee.rules import Rules
 
 _RULE_FLAGS = {
     "voluntary_draw", "crazy_card", "plus3_rule", "last_card_penalty", "action_limit",
@@ -36,3 +43,13 @@ def _scoring_error(value: object) -> str | None:
         if not isinstance(points, int) or isinstance(points, bool) or points < 0:
             return f"{key} must be an integer from 0, not {points!r}"
     return None
+
+
+def read_rules(preset: str, flags: Mapping[str, Any], fail: Fail) -> Rules:
+    """The rules of the preset ``preset`` with a ``[rules]`` table's ``flags``; a flag's
+    problem is reported at its key."""
+    for key, value in flags.items():
+        problem = rule_flag_error(key, value)
+        if problem is not None:
+            raise fail(key, problem)
+    return build(functools.partial(Rules.preset, preset), flags, fail)

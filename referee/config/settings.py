@@ -6,7 +6,6 @@ user never has to guess what the referee did not like.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
@@ -17,10 +16,19 @@ import attrs
 
 from referee.config.bot_commands import NAME_PATTERN, VERSION_MARK, env_error, make_command
 from referee.config.errors import SettingsError
-from referee.config.fields import Fail, at_least, between, build, read_fields, unknown_key
-from referee.config.rule_flags import rule_flag_error
+from referee.config.fields import Fail, build, read_fields, read_value, unknown_key
+from referee.config.rule_flags import read_rules
 from referee.config.toml_lines import KeyLocator, read_toml_file
-from referee.core import BotCommand, BotSpec, FaultPolicy, ResourceLimits, Sandbox, TimeControl
+from referee.core import (
+    BotCommand,
+    BotSpec,
+    MatchSettings,
+    ResourceLimits,
+    Sandbox,
+    TimeControl,
+    at_least,
+    between,
+)
 from referee.ratings import RatingModel
 from referee.rules import PRESETS, RULES_REVISION, DealError, Rules
 
@@ -76,22 +84,21 @@ def _executor_check(_instance: Any, _attribute: attrs.Attribute[Any], value: Any
 @attrs.frozen
 class LeagueConfig:
     """A league file, read. The fields set from ``[league]`` are its keys: their kinds,
-    bounds and defaults are read from here (:mod:`referee.config.fields`)."""
+    bounds and defaults are read from here and from :class:`MatchSettings`
+    (:mod:`referee.config.fields`)."""
 
     path: Path
     bots: tuple[BotSpec, ...]
+    #: How the games are refereed: ``[league]``'s keys of the match settings, the rules
+    #: (``[league] rules`` and ``[rules]``) and the time control (``[time]``). Its
+    #: ``master_seed`` and ``log_dir`` are the run's (``referee.league.runner``).
+    match: MatchSettings = attrs.field(factory=MatchSettings)
     table_size: int = attrs.field(default=2, validator=between(2, 10))
     deals: int = attrs.field(default=6, validator=at_least(1))
     #: The master seed of the deals; None: the one the league's database holds, which
     #: is a fresh one from when the database was created (``referee.league.runner``).
     seed: int | None = None
     concurrency: int = attrs.field(factory=available_cpus, validator=at_least(1))
-    rules: Rules = attrs.field(factory=Rules)
-    time: TimeControl = attrs.field(factory=TimeControl)
-    replay_dir: Path | None = None
-    restart: bool = True
-    fault_policy: FaultPolicy = attrs.field(default=FaultPolicy.FORFEIT, converter=FaultPolicy)
-    strikes: int = attrs.field(default=3, validator=at_least(1))
     #: Where the games are played: "local" or "dask://HOST:PORT".
     executor: str = attrs.field(default="local", validator=_executor_check)
     #: The most deals one unit of work (one set of bot processes) plays; None: sized
@@ -108,9 +115,6 @@ class LeagueConfig:
     #: The model of the league's ratings; None: the default of its table size
     #: (``referee.ratings.leaderboard.default_model``).
     rating_model: RatingModel | None = None
-    #: How often a game voided by an infrastructure fault is played again before it is
-    #: stored as voided (``referee.core.fairness``).
-    void_replays: int = attrs.field(default=2, validator=at_least(0))
 
     @property
     def series_length(self) -> int | None:
@@ -125,7 +129,7 @@ class LeagueConfig:
             f"format=series;series_games={self.series_games};")
         return (
             f"table_size={self.table_size};seed={self.seed};{series}"
-            f"rules={sorted(self.rules.to_wire().items())};rules_revision={RULES_REVISION}"
+            f"rules={sorted(self.match.rules.to_wire().items())};rules_revision={RULES_REVISION}"
         )
 
 
@@ -134,7 +138,11 @@ SECTIONS = ("league", "time", "rules", "bots")
 #: ``[league]`` keys that are not fields of :class:`LeagueConfig` as they are written.
 _LEAGUE_EXTRA = ("rules", "sandbox", "sandbox_bind")
 #: Fields of :class:`LeagueConfig` that no ``[league]`` key sets.
-_NOT_LEAGUE_KEYS = ("path", "bots", "rules", "time")
+_NOT_LEAGUE_KEYS = ("path", "bots")
+#: Fields of :class:`MatchSettings` that no ``[league]`` key sets: the rules and the
+#: time control have sections of their own; the replays kept, the logs and the master
+#: seed are a run's; a starved wait's cap is the referee's own.
+_NOT_MATCH_KEYS = ("rules", "time", "replays_lost_by", "log_dir", "master_seed", "starved_cap")
 #: Keys of a ``[[bots]]`` table.
 _BOT_KEYS = {
     "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",
@@ -197,19 +205,20 @@ def _parse_league(path: Path, data: dict[str, Any], where: KeyLocator) -> League
     league = _table(data, "league", place)
     fail = place.fail("league")
     kwargs = read_fields(league, LeagueConfig, fail, skip=_NOT_LEAGUE_KEYS,
-                         extra=_LEAGUE_EXTRA, base=path.parent)
+                         extra=_LEAGUE_EXTRA, base=path.parent,
+                         inline={"match": _NOT_MATCH_KEYS})
+    match = kwargs.pop("match")
     if "series_games" in kwargs and kwargs.get("format") != "series":
         raise fail("series_games", 'is for format = "series" only')
-    if "replay_dir" in kwargs:
-        problem = directory_error(kwargs["replay_dir"])
+    if "replay_dir" in match:
+        problem = directory_error(match["replay_dir"])
         if problem is not None:
             raise fail("replay_dir", f"{league['replay_dir']!r}: {problem}")
     table_size = kwargs.get("table_size", 2)
-    kwargs["rules"] = _read_rules(place, data, league, table_size)
+    match["rules"] = _read_rules(place, data, league, table_size)
     time_fail = place.fail("time")
-    kwargs["time"] = build(
-        TimeControl, read_fields(_table(data, "time", place), TimeControl, time_fail), time_fail
-    )
+    match["time"] = read_value(_table(data, "time", place), TimeControl, time_fail)
+    kwargs["match"] = build(MatchSettings, match, fail)
     bots = _read_bots(place, data, league)
     if table_size > len(bots):
         raise fail("table_size", f"is larger than the number of bots ({len(bots)})")
@@ -246,15 +255,11 @@ def _read_rules(
     """The rules: ``[league] rules`` (a preset) with the flags of ``[rules]``."""
     preset = league.get("rules", "super-taki-2018")
     flags = _table(data, "rules", place)
-    for key, value in flags.items():
-        problem = rule_flag_error(key, value)
-        if problem is not None:
-            raise place.error("rules", key, problem)
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:
         raise place.error(
             "league", "rules", f"unknown preset {preset!r} (known: {', '.join(PRESETS)})"
         )
-    rules = build(functools.partial(Rules.preset, preset), flags, place.fail("rules"))
+    rules = read_rules(preset, flags, place.fail("rules"))
     try:
         rules.check_deal(table_size)
     except DealError as exc:

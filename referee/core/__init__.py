@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
+    from .bounds import at_least, between
     from .clock import CPU_STARVED_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
     from .defaults import DEFAULT_JOIN_TIMEOUT_S
     from .errors import RefereeError, UsageError, UserError
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from .time_use import TimeRecorder, TimeUse
 else:
     __getattr__ = lazy_face(__name__, {
+        "bounds": ("at_least", "between"),
         "clock": ("CPU_STARVED_CAP", "MAX_MS", "SeatClock", "TimeBasis", "TimeControl"),
         "defaults": ("DEFAULT_JOIN_TIMEOUT_S",),
         "errors": ("RefereeError", "UsageError", "UserError"),
@@ -131,6 +133,8 @@ __all__ = [
     "WaitFigures",
     "WorkUnit",
     "apply_entry",
+    "at_least",
+    "between",
     "block_games",
     "charged_ms",
     "check_slack",

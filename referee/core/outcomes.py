@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from referee.core.bounds import at_least
 from referee.core.clock import TimeControl
 from referee.core.fairness import STARVED_WAIT_CAP, InfraEvent
 from referee.core.faults import FaultPolicy, FaultReason
@@ -36,7 +37,8 @@ class SeatForfeit:
 
 @attrs.frozen
 class MatchSettings:
-    """How games are refereed."""
+    """How games are refereed: what a league file's ``[league]`` (with its ``[time]`` and
+    ``[rules]``), a match's options, a ladder and the finals each hold as one value."""
 
     rules: Rules = attrs.field(factory=Rules)
     time: TimeControl = attrs.field(factory=TimeControl)
@@ -45,7 +47,7 @@ class MatchSettings:
     fault_policy: FaultPolicy = attrs.field(
         default=FaultPolicy.FORFEIT, converter=FaultPolicy
     )
-    strikes: int = attrs.field(default=3, validator=attrs.validators.ge(1))
+    strikes: int = attrs.field(default=3, validator=at_least(1))
     #: Restart a bot that crashed or forfeited, for the next game.
     restart: bool = True
     replay_dir: Path | None = None
@@ -58,7 +60,7 @@ class MatchSettings:
     master_seed: int | None = None
     #: How many times a game voided by an infrastructure fault is played again (same
     #: deal, same seats, fresh processes); past that it is stored as voided.
-    void_replays: int = attrs.field(default=2, validator=attrs.validators.ge(0))
+    void_replays: int = attrs.field(default=2, validator=at_least(0))
     #: How long a wait (a request under the wall basis, a bot's start) whose bot the
     #: machine starves is extended, at most, in multiples of its deadline
     #: (``referee.core.fairness``); 1: never, a starved timeout voids at once.

@@ -42,17 +42,9 @@ if TYPE_CHECKING:
 
 
 def settings_for(config: LeagueConfig, log_dir: Path | None) -> MatchSettings:
-    return MatchSettings(
-        rules=config.rules,
-        time=config.time,
-        fault_policy=config.fault_policy,
-        strikes=config.strikes,
-        restart=config.restart,
-        void_replays=config.void_replays,
-        replay_dir=config.replay_dir,
-        log_dir=log_dir,
-        master_seed=config.seed,
-    )
+    """The league's match settings for a run that keeps its logs in ``log_dir``, with
+    the league's master seed (written into every replay)."""
+    return attrs.evolve(config.match, log_dir=log_dir, master_seed=config.seed)
 
 
 def record_of(outcome: GameOutcome) -> GameRecord:
@@ -320,8 +312,8 @@ async def run_league(
     store.register_bots([(b.name, b.display) for b in config.bots])
     # What `report` and `ratings` (which read only the database) need to know of this
     # run: its rules, its time control and its rating model ("": the default).
-    store.note("rules", json.dumps(config.rules.to_wire()))
-    store.note("time", json.dumps(attrs.asdict(config.time)))
+    store.note("rules", json.dumps(config.match.rules.to_wire()))
+    store.note("time", json.dumps(attrs.asdict(config.match.time)))
     store.note("rating_model", config.rating_model or "")
     # Every stored id in one set: about 100 bytes a game, some 10 MB for a league of
     # 100,000 games; a query per scheduled game instead would cost far more time.

@@ -83,7 +83,7 @@ async def play_league(
     opened. ``on_seed`` hears the league's master seed before the first game,
     ``on_game`` each game stored. StoreError when the database cannot be used."""
     if check_bots and not isinstance(executor, DaskExecutor):
-        await require_bots(config.bots, config.time,
+        await require_bots(config.bots, config.match.time,
                            limit=config.concurrency * config.table_size)
     seed: list[int] = []
 

@@ -18,7 +18,7 @@ from referee.competition import (
     bot_spec,
     run_ladder,
 )
-from referee.core import BotSpec
+from referee.core import BotSpec, MatchSettings
 from referee.league import ResultStore
 from referee.server.state import ServerState
 
@@ -32,14 +32,15 @@ POLL_S: Final = 2.0
 def ladder_settings(state: ServerState) -> LadderSettings:
     config = state.config
     ladder = config.ladder
-    return LadderSettings(
-        rules=config.rules, time=config.time, table_sizes=ladder.table_sizes,
-        deals=ladder.deals, placement_games=ladder.placement_games,
-        seed=ladder.seed or None, concurrency=ladder.concurrency,
-        workers=ladder.workers or None, dask=ladder.dask or None,
-        log_dir=state.workspace.root / "logs",
+    match = MatchSettings(
+        rules=config.rules, time=config.time, log_dir=state.workspace.root / "logs",
         # The game pages show each game's replay (referee.server.pages).
         replay_dir=state.workspace.root / "replays")
+    return LadderSettings(
+        match=match, table_sizes=ladder.table_sizes,
+        deals=ladder.deals, placement_games=ladder.placement_games,
+        seed=ladder.seed or None, concurrency=ladder.concurrency,
+        workers=ladder.workers or None, dask=ladder.dask or None)
 
 
 def active_bots(state: ServerState) -> list[BotSpec]:

@@ -462,12 +462,25 @@ async def open_bot(
         conn = connection(spec.name, process)
         conn.cpu = CpuMeter(process.pid)
         conn.slack = slack
-        try:
-            await conn.handshake(startup_ms, grace_ms, starved_cap)
-        except BotFault as fault:
-            await conn.fail(fault)
-        try:
+        async with bot_session(conn, startup_ms=startup_ms, grace_ms=grace_ms,
+                               starved_cap=starved_cap):
             yield conn
-        finally:
-            with trio.CancelScope(shield=True):
-                await conn.shutdown()
+
+
+@contextlib.asynccontextmanager
+async def bot_session(
+    conn: BotConnection, *, startup_ms: int, grace_ms: int = 0,
+    starved_cap: int = STARVED_WAIT_CAP,
+) -> AsyncIterator[BotConnection]:
+    """The conversation with a started bot, whatever carries it (a process, an
+    in-memory bot): the handshake first (a bot that fails it yields ``conn`` with its
+    ``fault`` set), then the body, then, shielded from cancellation, the shutdown."""
+    try:
+        await conn.handshake(startup_ms, grace_ms, starved_cap)
+    except BotFault as fault:
+        await conn.fail(fault)
+    try:
+        yield conn
+    finally:
+        with trio.CancelScope(shield=True):
+            await conn.shutdown()

@@ -31,8 +31,8 @@ from typing import Final, NoReturn
 import trio
 from taki_protocol import EOF, NEED_DATA, Codec, Message
 
-from referee.core import STARVED_WAIT_CAP, BotCrashed, BotFault, BotSpec
-from referee.shell.bots import BotConnection, BotTransport
+from referee.core import STARVED_WAIT_CAP, BotCrashed, BotSpec
+from referee.shell.bots import BotConnection, BotTransport, bot_session
 from referee.shell.process import RECEIVE_CHUNK_BYTES, describe_exit_status
 from referee.shell.services import service_nursery
 
@@ -284,16 +284,12 @@ async def open_memory_bot(
     transport, end = MemoryTransport(bot), BotEnd(bot)
     async with service_nursery() as nursery:
         nursery.start_soon(_run, script, end, bot)
-        conn = connection(name, transport)
         try:
-            await conn.handshake(startup_ms, grace_ms, starved_cap)
-        except BotFault as fault:
-            await conn.fail(fault)
-        try:
-            yield conn
+            async with bot_session(connection(name, transport), startup_ms=startup_ms,
+                                   grace_ms=grace_ms, starved_cap=starved_cap) as conn:
+                yield conn
         finally:
             with trio.CancelScope(shield=True):
-                await conn.shutdown()
                 await transport.kill()
 
 

@@ -71,11 +71,11 @@ active_bots = 2
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("[competition]\nnmae = 'x'\n", "competition.toml:2: [competition] nmae: unknown key"),
+    ("[competition]\nnmae = 'x'\n", "competition.toml:2: [competition] nmae: is not a known key"),
     ("[ladder]\ntable_sizes = [2, 11]\n", "competition.toml:2: [ladder] table_sizes: a table"
                                           " seats 2 to 10 players, not 11"),
     ("[ladder]\ntable_sizes = [2, 2]\n", "[ladder] table_sizes: a table size is given twice"),
-    ("[sandbox]\nmemory_mb = '512'\n", "[sandbox] memory_mb: must be a whole number"),
+    ("[sandbox]\nmemory_mb = '512'\n", "[sandbox] memory_mb: must be an integer"),
     ("[submissions]\nper_day = 0\n", "[submissions] per_day: "),
     ("[competition]\nrules = 'chess'\n", "[competition] rules: "),
     ("[time]\nmove_ms = -1\n", "[time] move_ms: "),

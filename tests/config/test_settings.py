@@ -66,8 +66,9 @@ def test_issue_example_parses(tmp_path: Path) -> None:
     assert config.deals == 6
     assert config.seed == 5
     assert config.concurrency == 2
-    assert config.rules.name == "super-taki-2018"
-    assert (config.time.move_ms, config.time.bank_ms, config.time.increment_ms) == (
+    assert config.match.rules.name == "super-taki-2018"
+    time = config.match.time
+    assert (time.move_ms, time.bank_ms, time.increment_ms) == (
         1000, 10000, 100,
     )
     assert [b.name for b in config.bots] == ["greedy", "random"]
@@ -88,10 +89,10 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.table_size == 2
     assert config.concurrency == len(os.sched_getaffinity(0))
     assert config.deals_per_process is None
-    assert config.rules.name == "super-taki-2018"
-    assert config.time.move_ms == 1000 and config.time.bank_ms is None
-    assert config.replay_dir is None
-    assert config.fault_policy == "forfeit" and config.restart
+    assert config.match.rules.name == "super-taki-2018"
+    assert config.match.time.move_ms == 1000 and config.match.time.bank_ms is None
+    assert config.match.replay_dir is None
+    assert config.match.fault_policy == "forfeit" and config.match.restart
     assert config.rating_model is None  # the default of the table size
 
 
@@ -142,14 +143,15 @@ def test_every_key(tmp_path: Path) -> None:
         cpu_seconds = 5
         """))
     assert (config.table_size, config.deals, config.seed, config.concurrency) == (3, 2, -7, 1)
-    assert config.rules.name == "super-taki-classic"
-    assert config.rules.voluntary_draw and config.rules.hand_size == 7
-    assert config.rules.action_limit == 2000
-    assert config.replay_dir == tmp_path / "replays"  # relative to the league file
-    assert not config.restart and config.fault_policy == "strikes" and config.strikes == 2
+    assert config.match.rules.name == "super-taki-classic"
+    assert config.match.rules.voluntary_draw and config.match.rules.hand_size == 7
+    assert config.match.rules.action_limit == 2000
+    assert config.match.replay_dir == tmp_path / "replays"  # relative to the league file
+    assert not config.match.restart and config.match.fault_policy == "strikes"
+    assert config.match.strikes == 2
     assert config.deals_per_process == 4
     assert config.rating_model == "plackett-luce"
-    assert config.time.reaction_ms == 300 and config.time.grace_ms == 10
+    assert config.match.time.reaction_ms == 300 and config.match.time.grace_ms == 10
     a = config.bots[0].command
     assert a.argv == (sys.executable, "my bot.py", "--level", "3")
     assert a.cwd == str(tmp_path / "bots")  # relative to the league file
@@ -160,7 +162,7 @@ def test_every_key(tmp_path: Path) -> None:
 
 def test_the_scoring_flag_sets_what_cards_left_in_hand_are_worth(tmp_path: Path) -> None:
     text = "[rules]\nscoring = { colored_action = 5, colorless = 0 }\n" + TWO_BOTS
-    scoring = load_league(write(tmp_path, text)).rules.scoring
+    scoring = load_league(write(tmp_path, text)).match.rules.scoring
     assert (scoring.colored_action, scoring.colorless) == (5, 0)
 
 
@@ -563,13 +565,13 @@ def test_time_basis_and_void_replays(tmp_path: Path) -> None:
         move_ms = 200
         time_basis = "cpu"
         """ + TWO_BOTS))
-    assert config.time.time_basis is TimeBasis.CPU
-    assert config.time.wall_cap_ms(205) == 2050
-    assert config.void_replays == 0
+    assert config.match.time.time_basis is TimeBasis.CPU
+    assert config.match.time.wall_cap_ms(205) == 2050
+    assert config.match.void_replays == 0
     defaults = load_league(write(tmp_path, TWO_BOTS))
-    assert defaults.time.time_basis is TimeBasis.WALL
-    assert defaults.time.wall_cap_ms(205) == 205
-    assert defaults.void_replays == 2
+    assert defaults.match.time.time_basis is TimeBasis.WALL
+    assert defaults.match.time.wall_cap_ms(205) == 205
+    assert defaults.match.void_replays == 2
 
 
 @pytest.mark.parametrize("case", list(BAD_FILES))
@@ -682,8 +684,8 @@ def test_hand_size_is_checked_against_the_table_size(tmp_path: Path) -> None:
         return write(tmp_path, f"[league]\ntable_size = {table_size}\n"
                                f"[rules]\nhand_size = {hand_size}\n{bots}")
 
-    assert load_league(league(3, 34)).rules.hand_size == 34
-    assert load_league(league(10, 10)).rules.hand_size == 10
+    assert load_league(league(3, 34)).match.rules.hand_size == 34
+    assert load_league(league(10, 10)).match.rules.hand_size == 10
     for table_size, hand_size in ((3, 35), (10, 11), (10, 12)):
         path = league(table_size, hand_size)
         with pytest.raises(SettingsError) as info:

@@ -80,8 +80,9 @@ command = "{RANDOM} 2"
 
 
 async def test_small_league_rates_the_strong_bot_first(tmp_path: Path) -> None:
-    config = attrs.evolve(load_league(league_file(tmp_path, deals=5)),
-                          replay_dir=tmp_path / "replays")
+    config = load_league(league_file(tmp_path, deals=5))
+    config = attrs.evolve(config, match=attrs.evolve(config.match,
+                                                     replay_dir=tmp_path / "replays"))
     assert league_size(config) == 3 * 5 * 2
     with ResultStore(tmp_path / "r.sqlite") as store:
         played = await run_league(config, store, log_dir=tmp_path / "logs")
