@@ -169,7 +169,10 @@ def load_competition(path: str | Path) -> CompetitionConfig:
     for name, value in data.items():
         if name not in known or not isinstance(value, dict):
             raise failer(name)(None, f"unknown section (known: {', '.join(known)})")
-    sections = read_fields(data, CompetitionConfig, failer(""), skip=_NOT_SECTIONS,
+    def at_section(key: str | None, message: str) -> Exception:
+        return failer(key or "competition")(None, message)
+
+    sections = read_fields(data, CompetitionConfig, at_section, skip=_NOT_SECTIONS,
                            extra=("rules",), within=failer)
     competition = sections.get("competition", CompetitionSection())
     ladder = sections.get("ladder", LadderSection())
