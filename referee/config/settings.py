@@ -141,8 +141,8 @@ _LEAGUE_EXTRA = ("rules", "sandbox", "sandbox_bind")
 _NOT_LEAGUE_KEYS = ("path", "bots")
 #: Fields of :class:`MatchSettings` that no ``[league]`` key sets: the rules and the
 #: time control have sections of their own; the replays kept, the logs and the master
-#: seed are a run's; a starved wait's cap is the referee's own.
-_NOT_MATCH_KEYS = ("rules", "time", "replays_lost_by", "log_dir", "master_seed", "starved_cap")
+#: seed are a run's.
+_NOT_MATCH_KEYS = ("rules", "time", "replays_lost_by", "log_dir", "master_seed")
 #: Keys of a ``[[bots]]`` table.
 _BOT_KEYS = {
     "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from referee.core.bounds import at_least
+from referee.core.bounds import at_least, between
 from referee.core.clock import TimeControl
 from referee.core.fairness import STARVED_WAIT_CAP, InfraEvent
 from referee.core.faults import FaultPolicy, FaultReason
@@ -64,9 +64,7 @@ class MatchSettings:
     #: How long a wait (a request under the wall basis, a bot's start) whose bot the
     #: machine starves is extended, at most, in multiples of its deadline
     #: (``referee.core.fairness``); 1: never, a starved timeout voids at once.
-    starved_cap: int = attrs.field(default=STARVED_WAIT_CAP,
-                                   validator=[attrs.validators.ge(1),
-                                              attrs.validators.le(1000)])
+    starved_cap: int = attrs.field(default=STARVED_WAIT_CAP, validator=between(1, 1000))
 
 
 @attrs.frozen

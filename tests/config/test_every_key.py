@@ -45,6 +45,7 @@ series_games = 4
 workers = 2
 rating_model = "plackett-luce"
 void_replays = 1
+starved_cap = 50
 sandbox = true
 sandbox_bind = ["data"]
 
@@ -169,7 +170,7 @@ def test_a_league_file_with_every_key_reads_as_before(league_path: Path) -> None
     time = TimeControl(move_ms=700, bank_ms=9000, increment_ms=50, reaction_ms=400,
                        startup_ms=3000, grace_ms=20, time_basis=TimeBasis.CPU)
     match = MatchSettings(rules=rules, time=time, fault_policy=FaultPolicy.STRIKES,
-                          strikes=5, restart=False, void_replays=1,
+                          strikes=5, restart=False, void_replays=1, starved_cap=50,
                           replay_dir=league_path.parent / "replays")
     assert attrs.evolve(config, bots=()) == LeagueConfig(
         path=league_path, bots=(), match=match, table_size=3, deals=4, seed=77,
