@@ -435,8 +435,10 @@ class BotConnection:
     async def shutdown(self) -> None:
         """Say goodbye to a healthy bot and give it ``SHUTDOWN_WAIT_MS`` (scaled,
         ``referee.core.margins``) to exit by itself (PROTOCOL.md, section 3.6); the
-        caller's cleanup kills what remains."""
-        if self.alive and not self.codec.finished:
+        caller's cleanup kills what remains. A bot still thinking over a request (a run
+        interrupted, or a coordinator gone) would read ``shutdown`` only after its answer:
+        it is not waited for, the cleanup stops it at once."""
+        if self.alive and not self.codec.finished and self.codec.open_request is None:
             self.exit_wait_s = self.wait_s(SHUTDOWN_WAIT_MS)
             with contextlib.suppress(BotFault, ProtocolError):
                 await self.send(Shutdown(), self.wait_s(GOODBYE_MS))

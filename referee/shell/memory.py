@@ -109,8 +109,9 @@ class _Bot:
         self.stderr = bytearray()
         self.returncode: int | None = None
         self.exited = trio.Event()
-        #: Cancels the bot's coroutine when the referee kills it.
-        self.scope = trio.CancelScope()
+        #: Cancels the bot's coroutine when the referee kills it, and only then: as a
+        #: process goes on when the referee's run is cancelled, so does the bot.
+        self.scope = trio.CancelScope(shield=True)
 
     def end(self, returncode: int) -> None:
         """The bot is gone: its output ends after what it wrote, its input is broken."""

@@ -380,3 +380,25 @@ async def test_an_illegal_reaction_forfeits_and_the_window_closes(
     forfeit = only_forfeit(played)
     assert forfeit.reason is FaultReason.ILLEGAL and "legal actions" in forfeit.detail
     assert isinstance(bots[2].seen[-2], React)
+
+
+# ------------------------------------------------------------------ an interrupted game
+
+
+async def test_an_interrupted_game_stops_a_thinking_bot_at_once(
+    autojump_clock: MockClock,
+) -> None:
+    """A run interrupted (Ctrl-C, a worker whose coordinator is gone) while a bot thinks:
+    the bot would read ``shutdown`` only after its answer, so it is not sent one nor
+    waited for (the wait, scaled by the host's load, kept a worker's bots alive for
+    seconds after its coordinator died); an idle bot is still told to stop."""
+    thinker = ScriptedBot("thinker", stall(at=1))
+    idle = ScriptedBot("idle")
+    settings = MatchSettings(time=TimeControl(move_ms=60_000, reaction_ms=60_000,
+                                              startup_ms=2000))
+    with trio.move_on_after(5) as scope:
+        await play_game([thinker, idle], settings=settings)
+    assert scope.cancelled_caught
+    assert trio.current_time() - scope.deadline < 0.01  # virtual time: no wait at all
+    assert not thinker.of_type(Shutdown)
+    assert isinstance(idle.seen[-1], Shutdown)
