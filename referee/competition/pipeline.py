@@ -32,7 +32,8 @@ from referee.compliance import BotReport, CheckSettings, check_bot
 from referee.config import make_command
 from referee.core import BotSpec, BotStartError, ResourceLimits, Sandbox
 
-__all__ = ["Workspace", "accept_upload", "bot_spec", "process", "run_pipeline", "tidy"]
+__all__ = ["Accepted", "Workspace", "accept_upload", "bot_spec", "process", "run_pipeline",
+           "tidy"]
 
 #: Lines of a failed check shown to the participant.
 CHECK_LINES: Final = 40
@@ -90,27 +91,45 @@ def tidy(store: CompetitionStore, workspace: Workspace) -> int:
     return removed
 
 
+@attrs.frozen
+class Accepted:
+    """What became of an upload: its submission, and whether the upload made it (False:
+    an earlier upload with the same idempotency key did, and this one was dropped)."""
+
+    submission: Submission
+    new: bool
+
+
 def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace: Workspace,
-                  participant: str, archive: Path) -> Submission:
+                  participant: str, archive: Path, key: str | None = None) -> Accepted:
     """Unpack a received archive and queue it; Refused for an unsafe archive, a bad
-    manifest or a participant over a limit (nothing is kept then). Blocking."""
+    manifest or a participant over a limit (nothing is kept then). An upload with the
+    idempotency ``key`` of one of the participant's earlier uploads (a retry) is
+    dropped, and that earlier submission returned. Blocking."""
     limits = config.submissions
     folder = workspace.uploads / secrets.token_hex(16)
     try:
+        earlier = None if key is None else store.keyed_submission(participant, key)
+        if earlier is not None:
+            return Accepted(earlier, new=False)
         folder.mkdir(mode=0o755)
         unpack(archive, folder / "upload",
                UnpackLimits(limits.max_unpacked_mb << 20, limits.max_files))
         root = find_root(folder / "upload")
         manifest = read_manifest(root)
         root.rename(folder / "source")
-        return store.add_submission(participant, manifest.name, manifest.command,
-                                    manifest.build, folder.name, per_day=limits.per_day,
-                                    max_pending=limits.max_pending)
+        sub = store.add_submission(participant, manifest.name, manifest.command,
+                                   manifest.build, folder.name, per_day=limits.per_day,
+                                   max_pending=limits.max_pending, key=key)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     finally:
         archive.unlink(missing_ok=True)
+    if sub.folder != folder.name:  # the same retry, twice at once: the other one won
+        shutil.rmtree(folder, ignore_errors=True)
+        return Accepted(sub, new=False)
+    return Accepted(sub, new=True)
 
 
 def bot_spec(submission: Submission, name: str, config: CompetitionConfig,

@@ -11,6 +11,7 @@ The pages (templates served by the same application) are added beside these rout
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,6 +43,11 @@ STATUS: Final[dict[Refusal, int]] = {
 }
 #: The form field of an upload sent as ``multipart/form-data``.
 ARCHIVE_FIELD: Final = "archive"
+#: The header that names an upload, so that a retry of it returns the first one's
+#: submission instead of making another (``taki-referee submit`` sends a new random key
+#: each time it runs, and the same key with each retry).
+KEY_HEADER: Final = "Idempotency-Key"
+KEY_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]{16,128}")
 _CHUNK: Final = 1 << 16
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -126,16 +132,30 @@ async def _receive(request: Request, limit: int) -> Path:
     return Path(path)
 
 
+def _key(request: Request) -> str | None:
+    key = request.headers.get(KEY_HEADER)
+    if key is not None and KEY_PATTERN.fullmatch(key) is None:
+        raise Refused(Refusal.BAD_UPLOAD, f"the header {KEY_HEADER} must be 16 to 128"
+                      " letters, digits, '-' and '_'")
+    return key
+
+
 async def submit(request: Request) -> Response:
+    """Receive an upload and queue it (202), or, for a retry of an upload already
+    received (the same participant and idempotency key), answer with that upload's
+    submission (200)."""
     state = _state(request)
     participant = await _participant(request)
+    key = _key(request)
     limit = state.config.submissions.max_upload_mb << 20
     archive = await _receive(request, limit)
-    sub = await trio.to_thread.run_sync(
+    accepted = await trio.to_thread.run_sync(
         accept_upload, state.store, state.config, state.workspace, participant.name,
-        archive)
-    state.wake_pipeline()
-    return JSONResponse({"submission": sub.to_json()}, status_code=202,
+        archive, key)
+    sub = accepted.submission
+    if accepted.new:
+        state.wake_pipeline()
+    return JSONResponse({"submission": sub.to_json()}, status_code=202 if accepted.new else 200,
                         headers={"Location": f"/api/submissions/{sub.id}"})
 
 
