@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Message
 
 from referee.competition import Participant, Refusal, Refused, accept_upload, digests_match
 from referee.server.pages import mount_pages
@@ -96,40 +97,65 @@ async def competition(request: Request) -> Response:
     })
 
 
+#: What a form adds to the file it carries (its boundaries and part headers), at most.
+FORM_OVERHEAD: Final = 1 << 16
+
+
+def _bounded(request: Request, limit: int, too_large: Refused) -> Request:
+    """The request, whose body raises ``too_large`` as soon as more than ``limit`` bytes
+    of it came, with or without a Content-Length: nothing beyond is read or kept."""
+    received = 0
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise too_large
+        return message
+
+    return Request(request.scope, receive)
+
+
 async def _receive(request: Request, limit: int) -> Path:
     """The request's archive, written to a new file of ``incoming``; Refused when it
     is larger than ``limit`` bytes (the rest is not read)."""
     too_large = Refused(Refusal.TOO_LARGE, f"the upload is larger than {limit >> 20} MiB")
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit + (1 << 16):
+    if declared.isdigit() and int(declared) > limit + FORM_OVERHEAD:
         raise too_large
+    request = _bounded(request, limit + FORM_OVERHEAD, too_large)
     path = trio.Path(_state(request).workspace.incoming / f"{secrets.token_hex(16)}.upload")
     received = 0
     try:
         async with await trio.open_file(path, "xb") as out:
             if request.headers.get("content-type", "").startswith("multipart/form-data"):
-                form = await request.form(max_files=1, max_fields=4, max_part_size=limit)
-                part = form.get(ARCHIVE_FIELD)
-                if not isinstance(part, UploadFile):
-                    raise Refused(Refusal.BAD_UPLOAD,
-                                  f"the form has no file field named {ARCHIVE_FIELD!r}")
-                while chunk := await part.read(_CHUNK):
-                    received += len(chunk)
-                    if received > limit:
-                        raise too_large
-                    await out.write(chunk)
+                chunks = _form_file(request, limit)
             else:
-                async for chunk in request.stream():
-                    received += len(chunk)
-                    if received > limit:
-                        raise too_large
-                    await out.write(chunk)
+                chunks = request.stream()
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > limit:
+                    raise too_large
+                await out.write(chunk)
         if received == 0:
             raise Refused(Refusal.BAD_UPLOAD, "the upload is empty")
     except BaseException:
         await path.unlink(missing_ok=True)
         raise
     return Path(path)
+
+
+async def _form_file(request: Request, limit: int) -> AsyncIterator[bytes]:
+    """The chunks of the form's archive field."""
+    async with request.form(max_files=1, max_fields=4, max_part_size=limit) as form:
+        part = form.get(ARCHIVE_FIELD)
+        if not isinstance(part, UploadFile):
+            raise Refused(Refusal.BAD_UPLOAD,
+                          f"the form has no file field named {ARCHIVE_FIELD!r}")
+        while chunk := await part.read(_CHUNK):
+            yield chunk
 
 
 def _key(request: Request) -> str | None:

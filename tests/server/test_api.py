@@ -229,3 +229,32 @@ async def test_a_retried_upload_returns_the_first_submission_and_is_not_counted(
         **served.auth("alice"), "Idempotency-Key": "short"})
     assert bad.status_code == 400
     assert "Idempotency-Key" in bad.json()["error"]
+
+
+async def test_an_oversized_chunked_form_gets_413_and_is_not_read_to_its_end(
+        make_server: object) -> None:
+    from referee.competition.config import SubmissionSection
+
+    served: Served = await make_server(submissions=SubmissionSection(  # type: ignore[operator]
+        max_upload_mb=1, max_unpacked_mb=1))
+    boundary = "taki-boundary"
+    sent = 0
+
+    async def form():  # multipart/form-data without Content-Length, far over the limit
+        nonlocal sent
+        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"archive\";"
+               f" filename=\"bot.tar.gz\"\r\nContent-Type: application/gzip\r\n\r\n").encode()
+        for _ in range(1024):  # 64 MiB
+            sent += 1
+            yield b"z" * (64 << 10)
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    answer = await served.client.post(
+        "/api/submissions", content=form(),
+        headers={**served.auth("alice"),
+                 "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert answer.status_code == 413, answer.text
+    assert answer.json() == {"error": "the upload is larger than 1 MiB"}
+    assert sent <= 20  # reading stopped at the limit
+    assert list(served.state.workspace.incoming.iterdir()) == []
+    assert served.state.store.submissions() == []
