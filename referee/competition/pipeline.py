@@ -21,7 +21,7 @@ from typing import Final
 import attrs
 import trio
 
-from referee.competition.build import run_build
+from referee.competition.build import NICENESS, run_build
 from referee.competition.config import CompetitionConfig
 from referee.competition.errors import Refused
 from referee.competition.manifest import find_root, read_manifest
@@ -133,12 +133,12 @@ def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace:
 
 
 def bot_spec(submission: Submission, name: str, config: CompetitionConfig,
-             workspace: Workspace) -> BotSpec:
-    """How the ladder (and the check) start a submission's bot: in its folder, in the
-    sandbox, with the competition's limits."""
+             workspace: Workspace, *, niceness: int | None = None) -> BotSpec:
+    """How the ladder (and the check, ``niceness`` levels lower) start a submission's
+    bot: in its folder, in the sandbox, with the competition's limits."""
     box = config.sandbox
     limits = ResourceLimits(memory_mb=box.memory_mb, pids=box.pids,
-                            cpu_percent=box.cpu_percent or None)
+                            cpu_percent=box.cpu_percent or None, niceness=niceness)
     command = make_command(submission.command, cwd=str(workspace.bot_dir(submission)),
                            limits=limits)
     return BotSpec(name, attrs.evolve(command, sandbox=Sandbox(tmp_mb=box.tmp_mb)),
@@ -164,7 +164,8 @@ async def _check(sub: Submission, config: CompetitionConfig,
     """Run the compliance scenarios against the bot, in the sandbox, within the time
     limit of a check."""
     try:
-        spec = bot_spec(sub, f"{sub.bot}-check", config, workspace)
+        # At the build's priority: a check never takes a CPU from the ladder's games.
+        spec = bot_spec(sub, f"{sub.bot}-check", config, workspace, niceness=NICENESS)
     except ValueError as exc:
         return False, f"check: the command cannot be started: {exc}"
     settings = CheckSettings(time=config.time, log_dir=workspace.folder(sub) / "logs")
