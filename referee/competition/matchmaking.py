@@ -18,11 +18,6 @@ A table is built around one *focus* bot:
   outcome is as uncertain as the field allows; the draw (not the best alone) spreads a
   bot's games over its neighbours.
 
-Two bots within :data:`TIE_ELO` of each other are a tie for matchmaking: only the chance
-that the ratings have a pair in the wrong order *by more than that* counts, so the
-ladder does not pour its games into bots that no number of games tells apart (two
-versions of one program, say), while the rest of the field waits.
-
 The table sizes take turns (:func:`next_size`): each size in turn gets the next table,
 among the sizes the field is large enough for.
 """
@@ -44,8 +39,6 @@ SHARPNESS = 2.0
 #: The least weight of an opponent, before the power: a table is found even when the
 #: ratings are sure of every order.
 FLOOR = 1e-3
-#: Elo within which two bots are a tie: a misorder smaller than this draws no games.
-TIE_ELO = 10.0
 
 
 @attrs.frozen
@@ -69,7 +62,7 @@ def next_size(sizes: Sequence[int], tables: Mapping[int, int], field: int) -> in
 
 
 def _need(entrant: Entrant, field: Sequence[Entrant]) -> float:
-    doubt = sum(misorder(entrant.belief, other.belief, TIE_ELO) for other in field
+    doubt = sum(misorder(entrant.belief, other.belief) for other in field
                 if other.name != entrant.name)
     return doubt / (1 + entrant.games)
 
@@ -96,7 +89,7 @@ def choose_table(
     rest = [e for e in order if e.name != focus.name]
     while len(table) < size:
         weights = [
-            max(FLOOR, sum(misorder(e.belief, seated.belief, TIE_ELO) for seated in table)
+            max(FLOOR, sum(misorder(e.belief, seated.belief) for seated in table)
                 / len(table)) ** SHARPNESS
             for e in rest
         ]

@@ -55,14 +55,14 @@ def _logistic(x: float) -> float:
     return e / (1.0 + e)
 
 
-def misorder(a: Belief, b: Belief, margin: float = 0.0) -> float:
+def misorder(a: Belief, b: Belief) -> float:
     """How likely the ratings have ``a`` and ``b`` in the wrong order: the chance that
     the true difference of their strengths has the other sign than the difference of
-    their means (0.5 when the means are equal), and is more than ``margin`` Elo."""
+    their means (0.5 when the means are equal)."""
     spread = math.sqrt(a.sigma ** 2 + b.sigma ** 2)
     if spread == 0.0:
-        return 0.5 if a.mu == b.mu and margin == 0.0 else 0.0
-    return 0.5 * math.erfc((abs(a.mu - b.mu) + margin) / spread / math.sqrt(2.0))
+        return 0.5 if a.mu == b.mu else 0.0
+    return 0.5 * math.erfc(abs(a.mu - b.mu) / spread / math.sqrt(2.0))
 
 
 class OnlineRatings:

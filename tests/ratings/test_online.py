@@ -58,7 +58,3 @@ def test_misorder() -> None:
     assert misorder(Belief(1500, 10), Belief(2500, 10)) < 1e-9
     assert 0.0 < misorder(Belief(1500, 100), Belief(1600, 100)) < 0.5
     assert misorder(Belief(1500, 0), Belief(1600, 0)) == 0.0
-    # by more than a margin: a tie known to a few Elo is no doubt
-    assert misorder(Belief(1500, 3), Belief(1500, 3), 10.0) < 0.01
-    assert misorder(Belief(1500, 300), Belief(1500, 300), 10.0) > 0.48
-    assert misorder(Belief(1500, 0), Belief(1500, 0), 10.0) == 0.0
