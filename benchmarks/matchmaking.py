@@ -30,7 +30,8 @@ Run from the repository root::
 
     python benchmarks/matchmaking.py [--seeds 21] [--bots 24] [--bots4 16] [--gap 67]
 
-It prints the medians over the seeds for two-player and four-player tables, and last
+It prints the medians over the seeds for two-player and four-player tables (and the
+mean games to rank, which a run that never settles weighs as it costs), and last
 ``ratio R``: the ladder's median games over the round robin's, the larger of the two
 table sizes' ratios.
 """
@@ -191,12 +192,14 @@ def run(size: int, bots: int, spread: float, seeds: int, limit: int
 def report(size: int, bots: int, results: dict[str, tuple[list[float], list[float],
                                                           list[float]]], limit: int) -> float:
     print(f"\n{size}-player tables, {bots} bots")
-    print(f"{'':12} {'games to rank':>14} {'new bot: games':>15} {'its games':>10}")
+    print(f"{'':12} {'games to rank':>14} {'(mean)':>8} {'new bot: games':>15} {'its games':>10}")
     for name, (games, joined, own) in results.items():
         def shown(values: list[float]) -> str:
             median = statistics.median(values)
             return (">" if median >= limit else "") + f"{median:.0f}"
-        print(f"{name:12} {shown(games):>14} {shown(joined):>15} {statistics.median(own):>10.0f}")
+        mean = statistics.mean(games)
+        print(f"{name:12} {shown(games):>14} {mean:>8.0f} {shown(joined):>15}"
+              f" {statistics.median(own):>10.0f}")
     ratio = statistics.median(results["ladder"][0]) / statistics.median(
         results["round-robin"][0])
     print(f"ratio ({size}-player) {ratio:.2f}")

@@ -5,14 +5,21 @@ A folder is packed as a gzip-compressed tar of its contents (it must hold ``bot.
 a symbolic link or a special file in it is refused here, as the server would refuse
 it); an archive is sent as it is. The upload is the request's body; the token goes in
 the ``Authorization`` header only.
+
+A request that gets no answer (the server is down or restarting) or a 5xx is tried
+again after :data:`RETRY_WAITS_S`. The upload carries an idempotency key, new each time
+``submit`` runs and the same in each retry: a server that stored the upload but stopped
+before answering returns that submission to the retry, rather than making a second one.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import io
 import json
 import os
+import secrets
 import sys
 import tarfile
 import time
@@ -30,6 +37,10 @@ TOKEN_VARIABLE: Final = "TAKI_REFEREE_TOKEN"
 EXIT_REFUSED: Final = 1
 #: Seconds between two looks at a submission being built and checked.
 POLL_S: Final = 1.0
+#: Seconds before each retry of a request that got no answer or a 5xx.
+RETRY_WAITS_S: Final = (1.0, 2.0, 4.0, 8.0, 16.0)
+#: The header of the upload's idempotency key (referee.server.app reads it).
+KEY_HEADER: Final = "Idempotency-Key"
 _ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.xz", ".tar.bz2")
 
 
@@ -37,11 +48,16 @@ class ServerUnreachable(UsageError):
     """The server cannot be reached, or did not answer as a competition server."""
 
 
+class NoAnswer(ServerUnreachable):
+    """The request got no answer: no connection, or the connection broke."""
+
+
 class Refused(Exception):
     """The server refused the request: its status and one-line reason."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(f"{message} (HTTP {status})")
+        self.status = status
 
 
 def pack(folder: Path) -> bytes:
@@ -63,10 +79,14 @@ def pack(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def _request(url: str, token: str, *, body: bytes | None = None) -> dict[str, Any]:
+def _request(url: str, token: str, *, body: bytes | None = None,
+             key: str | None = None) -> dict[str, Any]:
+    """One request; Refused for an HTTP error, NoAnswer when no answer came."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = "application/octet-stream"
+    if key is not None:
+        headers[KEY_HEADER] = key
     request = urllib.request.Request(url, data=body, headers=headers,
                                      method="POST" if body is not None else "GET")
     try:
@@ -78,9 +98,9 @@ def _request(url: str, token: str, *, body: bytes | None = None) -> dict[str, An
         except (ValueError, AttributeError):
             message = exc.reason
         raise Refused(exc.code, str(message)) from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ServerUnreachable(f"cannot reach {url}: {reason}") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+        raise NoAnswer(f"cannot reach {url}: {reason}") from None
     try:
         data = json.loads(payload)
     except ValueError:
@@ -89,6 +109,27 @@ def _request(url: str, token: str, *, body: bytes | None = None) -> dict[str, An
     if not isinstance(data, dict):
         raise ServerUnreachable(f"{url} did not answer as a competition server")
     return data
+
+
+def _retried(url: str, token: str, *, body: bytes | None = None,
+             key: str | None = None) -> dict[str, Any]:
+    """:func:`_request`, tried again after each of RETRY_WAITS_S while it gets no answer
+    or a 5xx (an upload with the same ``key`` each time)."""
+    for wait in (*RETRY_WAITS_S, None):
+        try:
+            return _request(url, token, body=body, key=key)
+        except Refused as exc:
+            if exc.status < 500 or wait is None:
+                raise
+            problem = str(exc)
+        except NoAnswer as exc:
+            if wait is None:
+                raise
+            problem = str(exc)
+        print(f"taki-referee: {problem}; trying again in {wait:g} s", file=sys.stderr,
+              flush=True)
+        time.sleep(wait)
+    raise AssertionError("unreachable")
 
 
 def _show(sub: dict[str, Any]) -> int:
@@ -115,7 +156,8 @@ def submit_command(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
     base = args.url.rstrip("/")
     try:
-        sub = _request(f"{base}/api/submissions", token, body=body)["submission"]
+        key = secrets.token_urlsafe(24)  # one upload, whatever its retries
+        sub = _retried(f"{base}/api/submissions", token, body=body, key=key)["submission"]
         print(f"submission {sub['id']}: {sub['bot']} uploaded ({len(body)} bytes), {sub['status']}",
               flush=True)
         if args.no_wait:
@@ -128,7 +170,7 @@ def submit_command(args: argparse.Namespace) -> int:
                       " it goes on on the server", file=sys.stderr)
                 return EXIT_REFUSED
             time.sleep(POLL_S)
-            sub = _request(f"{base}/api/submissions/{sub['id']}", token)["submission"]
+            sub = _retried(f"{base}/api/submissions/{sub['id']}", token)["submission"]
             if sub["status"] != shown:
                 shown = sub["status"]
                 print(f"submission {sub['id']}: {shown}", flush=True)

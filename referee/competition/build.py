@@ -27,8 +27,10 @@ __all__ = ["BUILD_FOLDER", "BuildResult", "run_build"]
 
 #: Where the build runs, inside the sandbox.
 BUILD_FOLDER: Final = "/tmp/build"
-#: A build yields the CPUs to the ladder's games, whose bots are on the clock.
-BUILD_NICENESS: Final = 10
+#: A build, and the bots of a check, yield the CPUs to the ladder's games, whose bots are
+#: on the clock: they run this many nice levels below the server (everything they
+#: start included; ResourceLimits.niceness).
+NICENESS: Final = 10
 #: The build's own lines kept for the participant.
 OUTPUT_LINES: Final = 60
 
@@ -40,7 +42,7 @@ cp -R ./. {BUILD_FOLDER}/
 cd {BUILD_FOLDER}
 HOME={BUILD_FOLDER}
 export HOME
-nice -n {BUILD_NICENESS} /bin/sh -c "${{1#:}}" 1>&2 || {{
+/bin/sh -c "${{1#:}}" 1>&2 || {{
     code=$?; echo "build: exit status $code" >&2; exit $code; }}
 exec tar --create --file=- --format=gnu .
 """
@@ -56,7 +58,7 @@ class BuildResult:
 def build_command(source: Path, build: str, sandbox: SandboxSection) -> BotCommand:
     """The sandboxed command that builds the upload in ``source``."""
     limits = ResourceLimits(memory_mb=sandbox.build_memory_mb, pids=sandbox.build_pids,
-                            file_size_mb=sandbox.build_disk_mb)
+                            file_size_mb=sandbox.build_disk_mb, niceness=NICENESS)
     # ":" keeps the build's words from being read as a file of the upload to bind.
     return BotCommand(("/bin/sh", "-c", _SCRIPT, "build", f":{build}"), cwd=source,
                       limits=limits, sandbox=Sandbox(tmp_mb=sandbox.build_disk_mb))

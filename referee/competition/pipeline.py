@@ -21,7 +21,7 @@ from typing import Final
 import attrs
 import trio
 
-from referee.competition.build import run_build
+from referee.competition.build import NICENESS, run_build
 from referee.competition.config import CompetitionConfig
 from referee.competition.errors import Refused
 from referee.competition.manifest import find_root, read_manifest
@@ -32,7 +32,8 @@ from referee.compliance import BotReport, CheckSettings, check_bot
 from referee.config import make_command
 from referee.core import BotSpec, BotStartError, ResourceLimits, Sandbox
 
-__all__ = ["Workspace", "accept_upload", "bot_spec", "process", "run_pipeline", "tidy"]
+__all__ = ["Accepted", "Workspace", "accept_upload", "bot_spec", "process", "run_pipeline",
+           "tidy"]
 
 #: Lines of a failed check shown to the participant.
 CHECK_LINES: Final = 40
@@ -90,36 +91,54 @@ def tidy(store: CompetitionStore, workspace: Workspace) -> int:
     return removed
 
 
+@attrs.frozen
+class Accepted:
+    """What became of an upload: its submission, and whether the upload made it (False:
+    an earlier upload with the same idempotency key did, and this one was dropped)."""
+
+    submission: Submission
+    new: bool
+
+
 def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace: Workspace,
-                  participant: str, archive: Path) -> Submission:
+                  participant: str, archive: Path, key: str | None = None) -> Accepted:
     """Unpack a received archive and queue it; Refused for an unsafe archive, a bad
-    manifest or a participant over a limit (nothing is kept then). Blocking."""
+    manifest or a participant over a limit (nothing is kept then). An upload with the
+    idempotency ``key`` of one of the participant's earlier uploads (a retry) is
+    dropped, and that earlier submission returned. Blocking."""
     limits = config.submissions
     folder = workspace.uploads / secrets.token_hex(16)
     try:
+        earlier = None if key is None else store.keyed_submission(participant, key)
+        if earlier is not None:
+            return Accepted(earlier, new=False)
         folder.mkdir(mode=0o755)
         unpack(archive, folder / "upload",
                UnpackLimits(limits.max_unpacked_mb << 20, limits.max_files))
         root = find_root(folder / "upload")
         manifest = read_manifest(root)
         root.rename(folder / "source")
-        return store.add_submission(participant, manifest.name, manifest.command,
-                                    manifest.build, folder.name, per_day=limits.per_day,
-                                    max_pending=limits.max_pending)
+        sub = store.add_submission(participant, manifest.name, manifest.command,
+                                   manifest.build, folder.name, per_day=limits.per_day,
+                                   max_pending=limits.max_pending, key=key)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     finally:
         archive.unlink(missing_ok=True)
+    if sub.folder != folder.name:  # the same retry, twice at once: the other one won
+        shutil.rmtree(folder, ignore_errors=True)
+        return Accepted(sub, new=False)
+    return Accepted(sub, new=True)
 
 
 def bot_spec(submission: Submission, name: str, config: CompetitionConfig,
-             workspace: Workspace) -> BotSpec:
-    """How the ladder (and the check) start a submission's bot: in its folder, in the
-    sandbox, with the competition's limits."""
+             workspace: Workspace, *, niceness: int | None = None) -> BotSpec:
+    """How the ladder (and the check, ``niceness`` levels lower) start a submission's
+    bot: in its folder, in the sandbox, with the competition's limits."""
     box = config.sandbox
     limits = ResourceLimits(memory_mb=box.memory_mb, pids=box.pids,
-                            cpu_percent=box.cpu_percent or None)
+                            cpu_percent=box.cpu_percent or None, niceness=niceness)
     command = make_command(submission.command, cwd=str(workspace.bot_dir(submission)),
                            limits=limits)
     return BotSpec(name, attrs.evolve(command, sandbox=Sandbox(tmp_mb=box.tmp_mb)),
@@ -145,7 +164,8 @@ async def _check(sub: Submission, config: CompetitionConfig,
     """Run the compliance scenarios against the bot, in the sandbox, within the time
     limit of a check."""
     try:
-        spec = bot_spec(sub, f"{sub.bot}-check", config, workspace)
+        # At the build's priority: a check never takes a CPU from the ladder's games.
+        spec = bot_spec(sub, f"{sub.bot}-check", config, workspace, niceness=NICENESS)
     except ValueError as exc:
         return False, f"check: the command cannot be started: {exc}"
     settings = CheckSettings(time=config.time, log_dir=workspace.folder(sub) / "logs")

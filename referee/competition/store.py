@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     folder TEXT NOT NULL UNIQUE,
     attempts INTEGER NOT NULL DEFAULT 0,
     received_at TEXT NOT NULL,
+    idempotency_key TEXT,
     UNIQUE (bot, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_by_participant ON submissions(participant, received_at);
@@ -64,6 +65,9 @@ CREATE TABLE IF NOT EXISTS competition_meta (
     value TEXT NOT NULL
 );
 """
+#: Made after the tables (a database of an earlier layout gets its column first).
+KEY_INDEX: Final = ("CREATE UNIQUE INDEX IF NOT EXISTS submissions_by_key"
+                    " ON submissions(participant, idempotency_key)")
 
 _COLUMNS: Final = ("id, participant, bot, command, build, status, version, step, output,"
                    " folder, received_at, attempts")
@@ -105,6 +109,11 @@ class CompetitionStore:
                 for statement in SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
+                columns = {row[1] for row in self._db.execute(
+                    "PRAGMA table_info('submissions')")}
+                if "idempotency_key" not in columns:  # a database of an earlier layout
+                    self._db.execute("ALTER TABLE submissions ADD COLUMN idempotency_key TEXT")
+                self._db.execute(KEY_INDEX)
 
     def close(self) -> None:
         self._db.close()
@@ -199,11 +208,17 @@ class CompetitionStore:
     # ------------------------------------------------------------ submissions
 
     def add_submission(self, participant: str, bot: str, command: str, build: str | None,
-                       folder: str, *, per_day: int, max_pending: int) -> Submission:
+                       folder: str, *, per_day: int, max_pending: int,
+                       key: str | None = None) -> Submission:
         """Queue an unpacked upload; Refused for another participant's bot name, a
-        participant over a limit, or frozen submissions."""
+        participant over a limit, or frozen submissions. With the idempotency ``key`` of
+        an earlier upload of the participant, that earlier submission (nothing is added,
+        no limit is counted: its folder differs from ``folder``)."""
         now = _now()
         with self._write() as db:
+            earlier = self._keyed(db, participant, key)
+            if earlier is not None:
+                return earlier
             if self._meta(db, "frozen") is not None:
                 raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
             owner = db.execute("SELECT participant FROM bot_owners WHERE bot = ?",
@@ -229,8 +244,8 @@ class CompetitionStore:
                            (bot, participant))
             cursor = db.execute(
                 "INSERT INTO submissions(participant, bot, command, build, status, folder,"
-                " received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now)))
+                " received_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now), key))
             row_id = cursor.lastrowid
             assert row_id is not None
             return self._one(db, row_id)
@@ -242,6 +257,19 @@ class CompetitionStore:
         if row is None:
             raise Refused(Refusal.NOT_FOUND, f"no submission {submission_id}")
         return Submission(*row)
+
+    @staticmethod
+    def _keyed(db: sqlite3.Connection, participant: str, key: str | None) -> Submission | None:
+        if key is None:
+            return None
+        row = db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE participant = ?"
+                         " AND idempotency_key = ?", (participant, key)).fetchone()
+        return None if row is None else Submission(*row)
+
+    def keyed_submission(self, participant: str, key: str) -> Submission | None:
+        """The participant's submission uploaded with idempotency ``key``, or None."""
+        with self._errors("cannot read competition database"):
+            return self._keyed(self._db, participant, key)
 
     def submission(self, submission_id: int) -> Submission:
         with self._errors("cannot read competition database"):

@@ -32,6 +32,9 @@ class HardLimits:
     #: Percent of one CPU (200: two CPUs' worth).
     cpu_percent: int | None = attrs.field(default=None, validator=attrs.validators.optional(
         attrs.validators.ge(1)))
+    #: Not a limit of its own (no cgroup is made for it): how much lower the CPU weight
+    #: of the bot's cgroup is, when it has one with the cpu controller.
+    niceness: int | None = None
 
     def __bool__(self) -> bool:
         return any(v is not None for v in (self.memory_mb, self.pids, self.cpu_percent))
@@ -80,6 +83,12 @@ class ResourceLimits:
     ``cpu_seconds`` limits CPU time (``RLIMIT_CPU``): the bot receives
     ``SIGXCPU`` when it is reached and ``SIGKILL`` one second later.
 
+    ``niceness`` lowers the bot's CPU priority below the referee's by that many nice
+    levels (1-19), everything it starts included: its nice value, its session's
+    autogroup, and the CPU weight of its cgroup when it has a CPU cgroup of its own
+    (:mod:`referee.shell.limits`). The referee does it for work that must never take a
+    CPU from a timed game (a competition's builds and checks).
+
     ``file_size_mb`` limits the size of any file the bot writes
     (``RLIMIT_FSIZE``), and ``open_files`` the number of descriptors it may
     hold (``RLIMIT_NOFILE``; interpreters need a few dozen to start).
@@ -97,10 +106,12 @@ class ResourceLimits:
     memory_mb: int | None = attrs.field(default=None, validator=_check_optional_positive)
     pids: int | None = attrs.field(default=None, validator=_check_optional_positive)
     cpu_percent: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    niceness: int | None = attrs.field(default=None, validator=attrs.validators.optional(
+        [attrs.validators.ge(1), attrs.validators.le(19)]))
 
     def hard(self) -> HardLimits:
         """The limits that :mod:`referee.shell.limits` enforces."""
-        return HardLimits(self.memory_mb, self.pids, self.cpu_percent)
+        return HardLimits(self.memory_mb, self.pids, self.cpu_percent, self.niceness)
 
 
 

@@ -11,8 +11,9 @@ The pages (templates served by the same application) are added beside these rout
 
 from __future__ import annotations
 
+import re
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -23,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Message
 
 from referee.competition import Participant, Refusal, Refused, accept_upload, digests_match
 from referee.server.pages import mount_pages
@@ -42,6 +44,11 @@ STATUS: Final[dict[Refusal, int]] = {
 }
 #: The form field of an upload sent as ``multipart/form-data``.
 ARCHIVE_FIELD: Final = "archive"
+#: The header that names an upload, so that a retry of it returns the first one's
+#: submission instead of making another (``taki-referee submit`` sends a new random key
+#: each time it runs, and the same key with each retry).
+KEY_HEADER: Final = "Idempotency-Key"
+KEY_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]{16,128}")
 _CHUNK: Final = 1 << 16
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -90,34 +97,48 @@ async def competition(request: Request) -> Response:
     })
 
 
+#: What a form adds to the file it carries (its boundaries and part headers), at most.
+FORM_OVERHEAD: Final = 1 << 16
+
+
+def _bounded(request: Request, limit: int, too_large: Refused) -> Request:
+    """The request, whose body raises ``too_large`` as soon as more than ``limit`` bytes
+    of it came, with or without a Content-Length: nothing beyond is read or kept."""
+    received = 0
+
+    async def receive() -> Message:
+        nonlocal received
+        message = await request.receive()
+        if message["type"] == "http.request":
+            received += len(message.get("body", b""))
+            if received > limit:
+                raise too_large
+        return message
+
+    return Request(request.scope, receive)
+
+
 async def _receive(request: Request, limit: int) -> Path:
     """The request's archive, written to a new file of ``incoming``; Refused when it
     is larger than ``limit`` bytes (the rest is not read)."""
     too_large = Refused(Refusal.TOO_LARGE, f"the upload is larger than {limit >> 20} MiB")
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit + (1 << 16):
+    if declared.isdigit() and int(declared) > limit + FORM_OVERHEAD:
         raise too_large
+    request = _bounded(request, limit + FORM_OVERHEAD, too_large)
     path = trio.Path(_state(request).workspace.incoming / f"{secrets.token_hex(16)}.upload")
     received = 0
     try:
         async with await trio.open_file(path, "xb") as out:
             if request.headers.get("content-type", "").startswith("multipart/form-data"):
-                form = await request.form(max_files=1, max_fields=4, max_part_size=limit)
-                part = form.get(ARCHIVE_FIELD)
-                if not isinstance(part, UploadFile):
-                    raise Refused(Refusal.BAD_UPLOAD,
-                                  f"the form has no file field named {ARCHIVE_FIELD!r}")
-                while chunk := await part.read(_CHUNK):
-                    received += len(chunk)
-                    if received > limit:
-                        raise too_large
-                    await out.write(chunk)
+                chunks = _form_file(request, limit)
             else:
-                async for chunk in request.stream():
-                    received += len(chunk)
-                    if received > limit:
-                        raise too_large
-                    await out.write(chunk)
+                chunks = request.stream()
+            async for chunk in chunks:
+                received += len(chunk)
+                if received > limit:
+                    raise too_large
+                await out.write(chunk)
         if received == 0:
             raise Refused(Refusal.BAD_UPLOAD, "the upload is empty")
     except BaseException:
@@ -126,16 +147,41 @@ async def _receive(request: Request, limit: int) -> Path:
     return Path(path)
 
 
+async def _form_file(request: Request, limit: int) -> AsyncIterator[bytes]:
+    """The chunks of the form's archive field."""
+    async with request.form(max_files=1, max_fields=4, max_part_size=limit) as form:
+        part = form.get(ARCHIVE_FIELD)
+        if not isinstance(part, UploadFile):
+            raise Refused(Refusal.BAD_UPLOAD,
+                          f"the form has no file field named {ARCHIVE_FIELD!r}")
+        while chunk := await part.read(_CHUNK):
+            yield chunk
+
+
+def _key(request: Request) -> str | None:
+    key = request.headers.get(KEY_HEADER)
+    if key is not None and KEY_PATTERN.fullmatch(key) is None:
+        raise Refused(Refusal.BAD_UPLOAD, f"the header {KEY_HEADER} must be 16 to 128"
+                      " letters, digits, '-' and '_'")
+    return key
+
+
 async def submit(request: Request) -> Response:
+    """Receive an upload and queue it (202), or, for a retry of an upload already
+    received (the same participant and idempotency key), answer with that upload's
+    submission (200)."""
     state = _state(request)
     participant = await _participant(request)
+    key = _key(request)
     limit = state.config.submissions.max_upload_mb << 20
     archive = await _receive(request, limit)
-    sub = await trio.to_thread.run_sync(
+    accepted = await trio.to_thread.run_sync(
         accept_upload, state.store, state.config, state.workspace, participant.name,
-        archive)
-    state.wake_pipeline()
-    return JSONResponse({"submission": sub.to_json()}, status_code=202,
+        archive, key)
+    sub = accepted.submission
+    if accepted.new:
+        state.wake_pipeline()
+    return JSONResponse({"submission": sub.to_json()}, status_code=202 if accepted.new else 200,
                         headers={"Location": f"/api/submissions/{sub.id}"})
 
 

@@ -460,9 +460,10 @@ async def open_bot(
     connection (a subclass of BotConnection may observe the conversation); ``slack``
     multiplies the conversation's fixed waits (``referee.core.margins``); a start the
     machine starves is extended up to ``starved_cap`` times (:meth:`BotConnection.handshake`)."""
-    async with open_bot_process(spec.local_command(), stderr_path=stderr_path) as process:
+    command = spec.local_command()
+    async with open_bot_process(command, stderr_path=stderr_path) as process:
         conn = connection(spec.name, process)
-        conn.cpu = CpuMeter(process.pid)
+        conn.cpu = CpuMeter(process.pid, niceness=command.limits.niceness or 0)
         conn.slack = slack
         async with bot_session(conn, startup_ms=startup_ms, grace_ms=grace_ms,
                                starved_cap=starved_cap):

@@ -108,18 +108,19 @@ def _threads(pid: int) -> tuple[float, bool]:
     return total / 1e6, runnable
 
 
-def _lowered(pid: int, fields: list[bytes] | None) -> bool:
-    """Whether process ``pid`` runs at a lower priority than the referee: a nice value
-    above the referee's, or an autogroup (its session's share) niced above 0."""
+def _lowered(pid: int, fields: list[bytes] | None, niceness: int = 0) -> bool:
+    """Whether process ``pid`` runs at a lower priority than the referee started it
+    at (``niceness`` levels below its own): a higher nice value, or an autogroup (its
+    session's share) niced above ``niceness``."""
     if fields is not None and len(fields) > 16:
         with contextlib.suppress(ValueError):
-            if int(fields[16]) > _OWN_NICE:
+            if int(fields[16]) > _OWN_NICE + niceness:
                 return True
     data = _read(f"/proc/{pid}/autogroup", 128)
     if data:
         parts = data.split()
         with contextlib.suppress(ValueError, IndexError):
-            return parts[-2] == b"nice" and int(parts[-1]) > 0
+            return parts[-2] == b"nice" and int(parts[-1]) > niceness
     return False
 
 
@@ -220,8 +221,12 @@ class CpuMeter:
     """Reads the CPU time of one bot's process tree (its root is ``pid``, which leads
     its session), and its own cgroup's CPU counter when it has one."""
 
-    def __init__(self, pid: int, cgroup_dirs: Sequence[Path] | None = None) -> None:
+    def __init__(self, pid: int, cgroup_dirs: Sequence[Path] | None = None, *,
+                 niceness: int = 0) -> None:
         self.pid = pid
+        #: How many levels below the referee's the referee started it at: a bot lowered
+        #: further chose to yield.
+        self.niceness = niceness
         self.cgroup_dirs = own_cgroup_dirs(pid) if cgroup_dirs is None else tuple(cgroup_dirs)
 
     def _tree(self) -> list[int]:
@@ -245,7 +250,7 @@ class CpuMeter:
             if delay is not None:
                 delay[pid], running = _threads(pid)
                 runnable = runnable or running
-                lowered = lowered or _lowered(pid, fields)
+                lowered = lowered or _lowered(pid, fields, self.niceness)
         cgroup = _cgroup_ms(self.cgroup_dirs) if self.cgroup_dirs else None
         return CpuSample(time.monotonic(), by_pid, delay, cgroup, runnable, lowered)
 

@@ -150,6 +150,12 @@ def _write(path: Path, value: str) -> None:
     path.write_text(value)
 
 
+def _nice_weight_v1(niceness: int) -> int:
+    """``cpu.shares`` of a cgroup niced by ``niceness`` levels (the kernel's weight of
+    a nice value, 1024 at 0, about 1.25 times less at each level)."""
+    return max(2, round(1024 / 1.25 ** niceness))
+
+
 def _write_v2(d: Path, limits: HardLimits) -> None:
     if limits.memory_mb is not None:
         _write(d / "memory.max", str(limits.memory_mb * _MIB))
@@ -160,6 +166,9 @@ def _write_v2(d: Path, limits: HardLimits) -> None:
     if limits.cpu_percent is not None:
         quota = CPU_PERIOD_US * limits.cpu_percent // 100
         _write(d / "cpu.max", f"{quota} {CPU_PERIOD_US}")
+    if limits.niceness is not None:
+        with contextlib.suppress(OSError):  # a kernel before cpu.weight.nice
+            _write(d / "cpu.weight.nice", str(limits.niceness))
 
 
 def _write_v1(memory: Path, pids: Path, cpu: Path, name: str, limits: HardLimits) -> None:
@@ -175,6 +184,8 @@ def _write_v1(memory: Path, pids: Path, cpu: Path, name: str, limits: HardLimits
         d = cpu / PARENT / name
         _write(d / "cpu.cfs_period_us", str(CPU_PERIOD_US))
         _write(d / "cpu.cfs_quota_us", str(CPU_PERIOD_US * limits.cpu_percent // 100))
+        if limits.niceness is not None:
+            _write(d / "cpu.shares", str(_nice_weight_v1(limits.niceness)))
 
 
 def _writable_v2(root: Path) -> bool:

@@ -9,8 +9,9 @@ system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
   bwrap has it, and the filter). It sees, read-only, the system directories, the
   referee's own Python (for bot commands that start with ``python``), the SDK, its
   working directory, the directory of each existing file its command names and any
-  ``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process; and
-  nothing else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
+  ``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process, the
+  only place it can write (the root and ``/dev`` are remounted read-only); and nothing
+  else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
   referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
   ``PYTHONPATH``, and the ``env`` its command names.
 * **Contained** (every other local bot, where bwrap and pid namespaces work): a pid
@@ -349,6 +350,10 @@ def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
         out += ["--setenv", key, value]
     for path in (*system, *extra):
         out += ["--ro-bind", path, path]
+    # Last, once every mount point is made: the root (bwrap's in-memory folder that holds
+    # the mount points) and /dev (its device nodes still work) become read-only; /tmp
+    # stays the one place to write.
+    out += ["--remount-ro", "/", "--remount-ro", "/dev"]
     return [*out, "--chdir", here if cwd is not None else SANDBOX_HOME]
 
 

@@ -75,11 +75,25 @@ def _resolve_executable(command: BotCommand, env: Mapping[str, str] | None) -> s
     return found
 
 
+def lower_priority(niceness: int) -> None:
+    """Lower the calling process's CPU priority by ``niceness`` levels, and its
+    session's autogroup's (the kernel shares the CPUs between sessions first, so a nice
+    value alone would yield only to the bot's own processes). Best effort for the
+    autogroup: the kernel may refuse a write, or have no autogroups."""
+    os.nice(niceness)
+    with contextlib.suppress(OSError):
+        fd = os.open("/proc/self/autogroup", os.O_WRONLY)
+        try:
+            os.write(fd, b"%d" % niceness)
+        finally:
+            os.close(fd)
+
+
 def _make_preexec(
     limits: list[tuple[int, int, int]], guard: GroupGuard | None,
-    cgroup: CgroupHandle | None = None,
+    cgroup: CgroupHandle | None = None, niceness: int | None = None,
 ) -> Callable[[], None] | None:
-    if not limits and guard is None and cgroup is None:
+    if not limits and guard is None and cgroup is None and niceness is None:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
@@ -89,6 +103,8 @@ def _make_preexec(
             cgroup.join_in_child()
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
+        if niceness is not None:  # after setsid: the new session's autogroup
+            lower_priority(niceness)
 
     return before_exec
 
@@ -153,7 +169,7 @@ async def open_bot_process(
             pass_fds=start.fds,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_make_preexec(limits, guard, cgroup),
+            preexec_fn=_make_preexec(limits, guard, cgroup, command.limits.niceness),
         )
     except BaseException as exc:
         if log is not None:

@@ -124,3 +124,31 @@ def test_frozen_submissions_are_refused(store: CompetitionStore) -> None:
     with pytest.raises(Refused) as caught:
         add(store, "alice", "a", "f1")
     assert caught.value.refusal is Refusal.FROZEN
+
+
+def test_a_database_made_before_idempotency_keys_gets_them(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite"
+    ResultStore(db).close()
+    with sqlite3.connect(db) as old:  # the submissions table as it was made before
+        old.execute(
+            "CREATE TABLE submissions (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " participant TEXT NOT NULL, bot TEXT NOT NULL, command TEXT NOT NULL,"
+            " build TEXT, status TEXT NOT NULL, version INTEGER, step TEXT,"
+            " output TEXT NOT NULL DEFAULT '', folder TEXT NOT NULL UNIQUE,"
+            " attempts INTEGER NOT NULL DEFAULT 0, received_at TEXT NOT NULL,"
+            " UNIQUE (bot, version))")
+    with CompetitionStore(db) as store:
+        store.add_participant("alice")
+        first = store.add_submission("alice", "rnd", "python bot.py", None, "f1",
+                                     per_day=1, max_pending=5, key="k" * 32)
+        again = store.add_submission("alice", "rnd", "python bot.py", None, "f2",
+                                     per_day=1, max_pending=5, key="k" * 32)
+        assert again == first  # the same upload: not counted against per_day
+        assert store.keyed_submission("alice", "k" * 32) == first
+        assert store.keyed_submission("bob", "k" * 32) is None
+        with pytest.raises(Refused) as refused:
+            store.add_submission("alice", "rnd", "python bot.py", None, "f3",
+                                 per_day=1, max_pending=5, key="m" * 32)
+        assert refused.value.refusal is Refusal.TOO_MANY
+    with CompetitionStore(db) as store:  # opened again: nothing to change
+        assert [s.id for s in store.submissions()] == [first.id]

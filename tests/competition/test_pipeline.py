@@ -25,7 +25,7 @@ async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
     workspace.create()
     archive = workspace.incoming / "a.upload"
     archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
-    sub = accept_upload(store, config, workspace, "alice", archive)
+    sub = accept_upload(store, config, workspace, "alice", archive).submission
     assert not archive.exists()
     # as a server killed during the check leaves it:
     assert store.start(sub.id, Status.CHECKING)
@@ -73,7 +73,7 @@ async def test_a_scenario_that_fails_once_runs_again_before_a_rejection(
     workspace.create()
     archive = workspace.incoming / "a.upload"
     archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
-    sub = accept_upload(store, config, workspace, "alice", archive)
+    sub = accept_upload(store, config, workspace, "alice", archive).submission
     done = await pipeline.process(sub, store, config, workspace)
     assert done.status is Status.ACTIVE
     assert runs == [frozenset(), frozenset({"error-mid-game"})]

@@ -14,6 +14,8 @@ Usage: intruder.py MODE [ARG...]
                   that the bot cannot see
   logs            list logs/ and replays/ of its working directory, take every number
                   in a file name for the master seed, and rebuild its own hand from it
+  write DIR...    make a file and a folder in each DIR (escaped if any is made), then
+                  write 1 MiB to its scratch space, /tmp (says whether it could)
   guardkill       kill its guard (a process with its own parent that runs the guard's
                   script), start a child in a session of its own that sleeps, then
                   think for a minute
@@ -157,6 +159,32 @@ def big_tmpfs(mb: int) -> bool:
     return True
 
 
+def wrote_outside_tmp(dirs: list[str]) -> bool:
+    made = False
+    for folder in dirs:
+        for path, make in ((os.path.join(folder, "intruder-file"), write_file),
+                           (os.path.join(folder, "intruder-folder"), os.mkdir)):
+            try:
+                make(path)
+            except OSError as exc:
+                say(f"cannot make {path}: {exc.strerror}")
+            else:
+                say(f"made {path}")
+                made = True
+    try:
+        write_file("/tmp/scratch", 1 << 20)
+    except OSError as exc:
+        say(f"scratch space: cannot write /tmp/scratch: {exc.strerror}")
+    else:
+        say("scratch space: wrote 1 MiB to /tmp/scratch")
+    return made
+
+
+def write_file(path: str, size: int = 1) -> None:
+    with open(path, "xb") as f:
+        f.write(b"x" * size)
+
+
 def bwrap_options_shown() -> bool:
     with open("/proc/1/cmdline", "rb") as f:
         words = [w.decode(errors="replace") for w in f.read().split(b"\0") if w]
@@ -227,6 +255,8 @@ def escaped(request: Request) -> bool:
         return rebuilt_hand(started, request)
     if MODE == "guardkill":
         return kill_guard()
+    if MODE == "write":
+        return wrote_outside_tmp(ARGS)
     raise SystemExit(f"unknown mode {MODE}")
 
 

@@ -188,3 +188,73 @@ def test_nothing_here_puts_a_token_in_a_url() -> None:
 
     source = Path(build_app.__code__.co_filename).read_text()
     assert "query_params" not in source
+
+
+async def test_a_retried_upload_returns_the_first_submission_and_is_not_counted(
+        make_server: object) -> None:
+    from referee.competition.config import SubmissionSection
+
+    served: Served = await make_server(submissions=SubmissionSection(  # type: ignore[operator]
+        per_day=1))
+    body = targz(bot_folder(served.tmp / "bot", "again"))
+    key = {"Idempotency-Key": "k" * 32}
+    keyed = {**served.auth("alice"), **key}
+    first = await served.client.post("/api/submissions", content=body, headers=keyed)
+    assert first.status_code == 202, first.text
+    sub = first.json()["submission"]
+    for _ in range(2):  # the reply was lost: the same upload, the same key
+        again = await served.client.post("/api/submissions", content=body, headers=keyed)
+        assert again.status_code == 200, again.text
+        assert again.json()["submission"]["id"] == sub["id"]
+        assert again.headers["location"] == f"/api/submissions/{sub['id']}"
+    assert [s.id for s in served.state.store.submissions("alice")] == [sub["id"]]
+    assert len(list(served.state.workspace.uploads.iterdir())) == 1
+    assert list(served.state.workspace.incoming.iterdir()) == []
+    # a key is the participant's own: bob's upload with it is bob's first
+    bobs = await served.client.post("/api/submissions", headers={**served.auth("bob"), **key},
+                                    content=targz(bot_folder(served.tmp / "b", "bobs")))
+    assert bobs.status_code == 202
+    assert bobs.json()["submission"]["id"] != sub["id"]
+    # another upload (another key) counts: one a day
+    other = await served.client.post("/api/submissions", content=body, headers={
+        **served.auth("alice"), "Idempotency-Key": "m" * 32})
+    assert other.status_code == 429
+    assert other.json() == {"error": "limit reached: 1 submissions in 24 hours"}
+    done = await served.settled("alice", sub["id"])
+    assert done["status"] == "active", done["output"]
+    again = await served.client.post("/api/submissions", content=body, headers=keyed)
+    assert again.status_code == 200
+    assert again.json()["submission"]["status"] == "active"
+    bad = await served.client.post("/api/submissions", content=body, headers={
+        **served.auth("alice"), "Idempotency-Key": "short"})
+    assert bad.status_code == 400
+    assert "Idempotency-Key" in bad.json()["error"]
+
+
+async def test_an_oversized_chunked_form_gets_413_and_is_not_read_to_its_end(
+        make_server: object) -> None:
+    from referee.competition.config import SubmissionSection
+
+    served: Served = await make_server(submissions=SubmissionSection(  # type: ignore[operator]
+        max_upload_mb=1, max_unpacked_mb=1))
+    boundary = "taki-boundary"
+    sent = 0
+
+    async def form():  # multipart/form-data without Content-Length, far over the limit
+        nonlocal sent
+        yield (f"--{boundary}\r\nContent-Disposition: form-data; name=\"archive\";"
+               f" filename=\"bot.tar.gz\"\r\nContent-Type: application/gzip\r\n\r\n").encode()
+        for _ in range(1024):  # 64 MiB
+            sent += 1
+            yield b"z" * (64 << 10)
+        yield f"\r\n--{boundary}--\r\n".encode()
+
+    answer = await served.client.post(
+        "/api/submissions", content=form(),
+        headers={**served.auth("alice"),
+                 "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert answer.status_code == 413, answer.text
+    assert answer.json() == {"error": "the upload is larger than 1 MiB"}
+    assert sent <= 20  # reading stopped at the limit
+    assert list(served.state.workspace.incoming.iterdir()) == []
+    assert served.state.store.submissions() == []

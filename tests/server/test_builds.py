@@ -3,6 +3,7 @@ submission rejected with a reason, and the next upload passes as if nothing happ
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -76,3 +77,52 @@ async def test_a_javascript_bot_with_its_node_modules_passes(served: Served) -> 
     sub = (await served.upload("alice", targz(folder))).json()["submission"]
     done = await served.settled("alice", sub["id"])
     assert done["status"] == "active", done["output"]
+
+
+def _nice_levels(pid: int) -> tuple[int, int | None]:
+    """A process's nice value, and its session's autogroup's (None without autogroups)."""
+    stat = Path(f"/proc/{pid}/stat").read_bytes()
+    nice = int(stat[stat.rfind(b")") + 2:].split()[16])
+    try:
+        autogroup = int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except OSError:
+        autogroup = None
+    return nice, autogroup
+
+
+async def test_the_build_and_the_checks_bots_run_at_a_lowered_priority(served: Served) -> None:
+    import os
+    import uuid
+
+    import trio
+    from processes import processes_naming
+
+    from referee.competition.build import NICENESS
+
+    mark = uuid.uuid4().hex
+    bot = f"nicebot_{mark}.py"
+    folder = bot_folder(served.tmp / "nice", "nice", command=f"python {bot} 1",
+                        build=f"sleep 1.5  # build-{mark}",
+                        extra={bot: (REPO / "sample_bots" / "random_bot.py").read_text()})
+    answer = await served.upload("alice", targz(folder))
+    sub = answer.json()["submission"]["id"]
+    seen: dict[str, set[tuple[int, int | None]]] = {"build": set(), "check": set()}
+    with trio.fail_after(120):
+        while (await served.client.get(f"/api/submissions/{sub}", headers=served.auth(
+                "alice"))).json()["submission"]["status"] not in ("active", "rejected"):
+            for step, needle in (("build", f"build-{mark}"), ("check", bot)):
+                for pid in processes_naming(needle):
+                    with contextlib.suppress(OSError, IndexError, ValueError):
+                        seen[step].add(_nice_levels(pid))
+            await trio.sleep(0.02)
+    done = await served.settled("alice", sub)
+    assert done["status"] == "active", done["output"]
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    for step, levels in seen.items():
+        assert levels, f"no process of the {step} was seen"
+        # read from /proc: the process and its session (the kernel shares the CPUs
+        # between sessions first) are niced
+        assert {nice for nice, _ in levels} == {own + NICENESS}, (step, levels)
+        assert {group for _, group in levels} <= {NICENESS, None}, (step, levels)
+    if Path("/proc/self/autogroup").exists():
+        assert all(group == NICENESS for _, group in seen["check"]), seen

@@ -5,19 +5,21 @@ a server killed with SIGKILL in the middle of a build goes on when started again
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -254,6 +256,100 @@ def test_a_server_killed_during_a_build_builds_it_again_at_the_next_start(
         organizer / "competition.sqlite").execute("SELECT output FROM submissions").fetchall()
     folders = list((organizer / "competition-files" / "uploads").iterdir())
     assert len(folders) == 2
+
+
+class DroppingRelay:
+    """A TCP relay on 127.0.0.1 in front of the server. The first connection's request
+    goes to the server; when the server's answer begins (the upload is stored by then),
+    ``on_answer`` runs (it kills the server) and the client's connection is closed
+    without a byte of the answer. Later connections go to ``target``, or are closed
+    while it is None (the server is starting again)."""
+
+    def __init__(self, target: tuple[str, int], on_answer: Callable[[], None]) -> None:
+        self.target: tuple[str, int] | None = target
+        self.on_answer = on_answer
+        self.dropped = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        target = self.target
+        try:
+            upstream = socket.create_connection(target, timeout=60) if target else None
+        except OSError:
+            upstream = None
+        if upstream is None:
+            client.close()
+            return
+        threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
+        if not self.dropped.is_set():
+            upstream.recv(1)  # the answer begins: the upload is stored
+            self.on_answer()
+            self.dropped.set()
+            for end in (client, upstream):  # a shutdown, not just a close, ends the pipe
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+                end.close()
+            return
+        self._pipe(upstream, client)
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def test_an_upload_retried_after_the_server_was_killed_before_answering_is_stored_once(
+        organizer: Path) -> None:
+    token = add_participant(organizer, "alice")
+    server = Server(organizer)
+
+    def kill() -> None:
+        relay.target = None
+        server.stop(signal.SIGKILL)
+
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    relay = DroppingRelay((host, int(port)), kill)
+    folder = bot_folder(organizer / "bot", "retried")
+    submit = subprocess.Popen([*TAKI, "submit", relay.url, str(folder), "--token", token],
+                              cwd=organizer, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        assert relay.dropped.wait(timeout=120), "the upload never reached the server"
+        assert _status(organizer) != ""  # stored before its answer
+        server = Server(organizer)
+        host, port = server.url.removeprefix("http://").rsplit(":", 1)
+        relay.target = (host, int(port))
+        out, err = submit.communicate(timeout=240)
+    finally:
+        if submit.poll() is None:
+            submit.kill()
+            submit.communicate()
+        relay.close()
+        server.stop()
+    assert submit.returncode == 0, out + err
+    assert "trying again" in err
+    assert "retried@1 plays in the ladder" in out
+    rows = sqlite3.connect(organizer / "competition.sqlite").execute(
+        "SELECT bot, version, status FROM submissions").fetchall()
+    assert rows == [("retried", 1, "active")]
+    assert len(list((organizer / "competition-files" / "uploads").iterdir())) == 1
 
 
 def _status(where: Path) -> str:

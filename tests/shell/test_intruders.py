@@ -168,6 +168,25 @@ def test_no_nested_namespaces_and_no_tmpfs_past_the_bound(
     assert "cannot unshare: Operation not permitted" in intruder_log(here)
 
 
+@pytest.mark.parametrize("options", [
+    pytest.param(["--sandbox"], id="sandboxed"),
+    pytest.param(["--sandbox", "--memory-mb", "256", "--pids", "64"], id="sandboxed-limited"),
+])
+def test_a_sandboxed_bot_can_write_to_its_tmp_only(
+    here: Path, capsys: pytest.CaptureFixture[str], token: str, options: list[str]
+) -> None:
+    dirs = ["/etc", "/usr", "/usr/lib", "/", "/home", "/root", "/var", "/opt", "/dev",
+            "/dev/shm", str(here)]
+    games, _ = match(capsys, [intruder(token, "write", *dirs), RANDOM], *options)
+    log = intruder_log(here)
+    assert forfeits(games) == [None], log
+    for folder in dirs:
+        assert f"cannot make {os.path.join(folder, 'intruder-file')}:" in log
+        assert f"cannot make {os.path.join(folder, 'intruder-folder')}:" in log
+    assert "scratch space: wrote 1 MiB to /tmp/scratch" in log
+    assert not (here / "intruder-file").exists()
+
+
 @pytest.mark.parametrize("options", SANDBOX)
 def test_proc_1_cmdline_shows_no_bwrap_options_and_no_unseen_path(
     here: Path, capsys: pytest.CaptureFixture[str], token: str, options: list[str]
