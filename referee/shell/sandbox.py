@@ -352,8 +352,10 @@ def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
         out += ["--ro-bind", path, path]
     # Last, once every mount point is made: the root (bwrap's in-memory folder that holds
     # the mount points) and /dev (its device nodes still work) become read-only; /tmp
-    # stays the one place to write.
-    out += ["--remount-ro", "/", "--remount-ro", "/dev"]
+    # and a /dev/shm of the same bound (POSIX shared memory and semaphores, e.g. Python's
+    # multiprocessing) stay the places to write.
+    out += ["--remount-ro", "/", "--remount-ro", "/dev",
+            "--size", str(sandbox.tmp_mb << 20), "--tmpfs", "/dev/shm"]
     return [*out, "--chdir", here if cwd is not None else SANDBOX_HOME]
 
 

@@ -15,7 +15,8 @@ Usage: intruder.py MODE [ARG...]
   logs            list logs/ and replays/ of its working directory, take every number
                   in a file name for the master seed, and rebuild its own hand from it
   write DIR...    make a file and a folder in each DIR (escaped if any is made), then
-                  write 1 MiB to its scratch space, /tmp (says whether it could)
+                  write 1 MiB to its scratch space, /tmp, and make a semaphore in
+                  /dev/shm (says whether it could)
   guardkill       kill its guard (a process with its own parent that runs the guard's
                   script), start a child in a session of its own that sleeps, then
                   think for a minute
@@ -177,6 +178,14 @@ def wrote_outside_tmp(dirs: list[str]) -> bool:
         say(f"scratch space: cannot write /tmp/scratch: {exc.strerror}")
     else:
         say("scratch space: wrote 1 MiB to /tmp/scratch")
+    try:
+        import multiprocessing  # its semaphores live in /dev/shm
+
+        multiprocessing.Semaphore(1)
+    except OSError as exc:
+        say(f"shared memory: no semaphore: {exc.strerror}")
+    else:
+        say("shared memory: a semaphore works")
     return made
 
 
