@@ -9,8 +9,9 @@ from referee import lazy_face
 if TYPE_CHECKING:
     from .config import CompetitionConfig, load_competition
     from .errors import CompetitionError, Refusal, Refused
-    from .finals import FinalsSettings, run_finals
-    from .ladder import LadderControl, LadderSettings, run_ladder
+    from .finals import FinalsSettings, FinalStanding, run_finals
+    from .finals_plan import FinalsPlan
+    from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
     from .pipeline import Workspace, accept_upload, bot_spec, run_pipeline
     from .records import Participant, Submission
     from .store import CompetitionStore
@@ -19,8 +20,9 @@ else:
     __getattr__ = lazy_face(__name__, {
         "config": ("CompetitionConfig", "load_competition"),
         "errors": ("CompetitionError", "Refusal", "Refused"),
-        "finals": ("FinalsSettings", "run_finals"),
-        "ladder": ("LadderControl", "LadderSettings", "run_ladder"),
+        "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
+        "finals_plan": ("FinalsPlan",),
+        "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
         "pipeline": ("Workspace", "accept_upload", "bot_spec", "run_pipeline"),
         "records": ("Participant", "Submission"),
         "store": ("CompetitionStore",),
@@ -31,7 +33,10 @@ __all__ = [
     "CompetitionConfig",
     "CompetitionError",
     "CompetitionStore",
+    "FinalStanding",
+    "FinalsPlan",
     "FinalsSettings",
+    "GameLanded",
     "LadderControl",
     "LadderSettings",
     "Participant",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Final
 
 from referee.competition.errors import CompetitionError, Refusal, Refused
+from referee.competition.finals_plan import FinalsPlan
 from referee.competition.records import Participant, Status, Step, Submission
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.config import NAME_PATTERN
@@ -372,6 +373,38 @@ class CompetitionStore:
         with self._write() as db:
             db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
                        " ('frozen', ?)", (_stamp(_now()),))
+
+    def begin_finals(self, plan: FinalsPlan) -> FinalsPlan:
+        """Close submissions, pause the ladder and keep the finals' plan, in one
+        transaction; the plan kept (the first one, when the finals had begun already)."""
+        with self._write() as db:
+            kept = self._meta(db, "finals")
+            if kept is not None:
+                return FinalsPlan.from_text(kept)
+            stamp = _stamp(_now())
+            db.execute("INSERT OR IGNORE INTO competition_meta(key, value) VALUES"
+                       " ('frozen', ?)", (stamp,))
+            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
+                       " ('paused', ?)", (stamp,))
+            db.execute("INSERT INTO competition_meta(key, value) VALUES ('finals', ?)",
+                       (plan.to_text(),))
+        return plan
+
+    def finals_plan(self) -> FinalsPlan | None:
+        """The plan of the finals begun by the server (None before they begin)."""
+        with self._errors("cannot read competition database"):
+            kept = self._meta(self._db, "finals")
+        return None if kept is None else FinalsPlan.from_text(kept)
+
+    def finish_finals(self) -> None:
+        """The finals are played and their report is written."""
+        with self._write() as db:
+            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
+                       " ('finals_done', ?)", (_stamp(_now()),))
+
+    def finals_done(self) -> bool:
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "finals_done") is not None
 
     def set_paused(self, paused: bool) -> None:
         """Keep whether the organizer paused the ladder, for the next start."""

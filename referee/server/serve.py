@@ -8,6 +8,7 @@ the same command starts again.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -27,6 +28,7 @@ from referee.competition import (
 )
 from referee.core import HardLimits
 from referee.server.app import build_app
+from referee.server.finals_link import run_finals_link
 from referee.server.ladder_link import run_ladder_link
 from referee.server.state import ServerState
 from referee.shell import LimitError, SandboxError, bwrap_path, format_address, limit_backend
@@ -95,6 +97,10 @@ async def serve_competition(
             ladder_changed = await nursery.start(run_ladder_link, state, db)
             await nursery.start(run_pipeline, store, config, workspace, receive,
                                 ladder_changed)
+            # The finals, once begun from the organizer's page (at once when a kill
+            # interrupted them): their games, then their report.
+            await nursery.start(functools.partial(run_finals_link, say=say), config, store,
+                                workspace, state.finals)
             address = binds[0].removeprefix("http://") if binds else listen
             say(f"competition {config.competition.name!r}: serving on http://{address}"
                 f" (database {db}, files in {workspace.root})")

@@ -1,5 +1,6 @@
 """What the HTTP handlers share: the competition's settings, store and files, the
-organizer's token digest, a way to wake the submission pipeline, and the ladder."""
+organizer's token digest, a way to wake the submission pipeline, the ladder and the
+finals."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from referee.competition import CompetitionConfig, CompetitionStore, Workspace
+from referee.competition import (
+    CompetitionConfig,
+    CompetitionStore,
+    FinalsPlan,
+    Refusal,
+    Refused,
+    Workspace,
+)
+from referee.server.finals_link import FinalsPhase, FinalsProgress
 
 __all__ = ["LadderHandle", "ServerState"]
 
@@ -38,6 +47,7 @@ class ServerState:
     #: A message wakes the pipeline (a new submission is queued).
     wakeups: trio.MemorySendChannel[None]
     ladder: LadderHandle | None = None
+    finals: FinalsProgress = attrs.field(factory=FinalsProgress)
 
     def wake_pipeline(self) -> None:
         with contextlib.suppress(trio.WouldBlock):  # a wakeup waits already
@@ -47,13 +57,28 @@ class ServerState:
         return self.ladder is None or self.ladder.paused
 
     async def set_paused(self, paused: bool) -> None:
-        """Pause or resume the ladder, also after a restart."""
+        """Pause or resume the ladder, also after a restart; Refused to resume it once
+        the finals have begun."""
+        if not paused and self.finals.phase is not FinalsPhase.NOT_BEGUN:
+            raise Refused(Refusal.FROZEN, "the finals have begun: the ladder stays paused")
         await trio.to_thread.run_sync(self.store.set_paused, paused)
         if self.ladder is not None:
             if paused:
                 self.ladder.pause()
             else:
                 self.ladder.resume()
+
+    async def begin_finals(self, plan: FinalsPlan) -> FinalsPlan:
+        """Close submissions, pause the ladder (its games in flight finish) and begin
+        the finals of ``plan`` (ValueError when they cannot be played); the plan played
+        (an earlier one when they had begun already)."""
+        plan.check()
+        kept = await trio.to_thread.run_sync(self.store.begin_finals, plan)
+        if self.ladder is not None:
+            self.ladder.pause()
+        self.finals.playing(kept)
+        self.finals.begun.set()
+        return kept
 
     def ratings(self) -> list[dict[str, Any]]:
         if self.ladder is None:

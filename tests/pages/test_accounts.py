@@ -18,6 +18,7 @@ FORMS = {
     "/organizer/disable": {"name": "bob"},
     "/organizer/ladder": {"action": "pause"},
     "/organizer/freeze": {},
+    "/organizer/finals": {"deals": "1", "table_size": "2"},
 }
 
 
@@ -83,6 +84,7 @@ async def test_every_form_is_refused_without_its_csrf_token_and_changes_nothing(
                               data={"csrf": "forged"})
     assert answer.status_code == 403
     assert ([p.name for p in store.participants()], store.paused(), store.frozen()) == before
+    assert store.finals_plan() is None
     assert store.submissions() == []
     assert (await httpx_api_ok(served, "alice"))
     assert (await alice.get("/me")).status_code == 200  # still signed in

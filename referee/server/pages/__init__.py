@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from referee.server import ServerState
-from referee.server.pages import accounts, organizer, public
+from referee.server.pages import accounts, finals, organizer, public
 from referee.server.pages.site import PageError, Site, answer
 
 __all__ = ["mount_pages"]
@@ -42,6 +42,8 @@ ROUTES: list[tuple[str, Handler, str]] = [
     ("/organizer/disable", organizer.disable_participant, "POST"),
     ("/organizer/ladder", organizer.ladder, "POST"),
     ("/organizer/freeze", organizer.freeze, "POST"),
+    ("/organizer/finals", organizer.start_finals, "POST"),
+    ("/finals", finals.finals_page, "GET"),
 ]
 
 
@@ -66,5 +68,7 @@ def mount_pages(app: Starlette, state: ServerState) -> None:
     app.state.pages = site
     for path, handler, method in ROUTES:
         app.router.routes.append(Route(path, _shown(handler), methods=[method]))
+    app.router.routes.append(Mount("/finals/report", finals.report_files(state.workspace),
+                                   name="finals-report"))
     app.router.routes.append(Mount("/static", StaticFiles(
         packages=[("referee.server.pages", "static")]), name="static"))

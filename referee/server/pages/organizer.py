@@ -1,6 +1,6 @@
 """The organizer's page: participants (add one, disable one), every submission, the
-ladder (pause, resume), closing submissions for the finals, and how the ladder goes:
-games and forfeits a minute, the machine's load."""
+ladder (pause, resume), closing submissions, starting the finals and their progress,
+and how the ladder goes: games and forfeits a minute, the machine's load."""
 
 from __future__ import annotations
 
@@ -11,16 +11,21 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition import CompetitionError
+from referee.competition import CompetitionError, FinalsPlan, Refused
+from referee.server import finals_db, played_games
 from referee.server.pages.forms import checked_form
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import Role, Session
 from referee.server.pages.site import PageError, Site
 
-__all__ = ["add_participant", "disable_participant", "freeze", "ladder", "organizer_page"]
+__all__ = ["add_participant", "disable_participant", "freeze", "ladder", "organizer_page",
+           "start_finals"]
 
 #: Submissions the page lists (the newest).
 SUBMISSIONS_SHOWN = 200
+#: The finals' deals and table size when the form leaves them out (as ``finals``).
+DEFAULT_DEALS = 10
+DEFAULT_TABLE_SIZE = 2
 
 
 def organizer_session(site: Site, request: Request) -> Session:
@@ -39,11 +44,13 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
     await site.refresh()
     store = site.state.store
 
-    def read() -> tuple[Any, Any, bool]:
-        return store.participants(), store.submissions()[:SUBMISSIONS_SHOWN], store.frozen()
+    def read() -> tuple[Any, Any, bool, int, int]:
+        return (store.participants(), store.submissions()[:SUBMISSIONS_SHOWN],
+                store.frozen(), len(store.finalists()), played_games(finals_db(store.path)))
 
-    people, subs, frozen = await trio.to_thread.run_sync(read)
+    people, subs, frozen, finalists, played = await trio.to_thread.run_sync(read)
     paused = site.state.paused()
+    finals = site.state.finals
 
     def build() -> dict[str, Any]:  # under the digest's lock, in a worker thread
         games, forfeits = site.digest.per_minute()
@@ -51,7 +58,8 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
                 "games_per_minute": games, "forfeits_per_minute": forfeits,
                 "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
                 "stored": len(site.digest.games), "problem": problem, "added": added,
-                "token": token}
+                "token": token, "finals": finals, "finals_played": played,
+                "finalists": finalists}
 
     return await site.page(request, "organizer.html", build, session=session,
                            status=status)
@@ -91,7 +99,10 @@ async def ladder(request: Request) -> Response:
     action = form.get("action")
     if action not in ("pause", "resume"):
         raise PageError(400, "the ladder can be paused or resumed")
-    await site.state.set_paused(action == "pause")
+    try:
+        await site.state.set_paused(action == "pause")
+    except Refused as exc:
+        return await organizer_page(request, problem=exc.message, status=409)
     return RedirectResponse("/organizer", status_code=303)
 
 
@@ -101,4 +112,32 @@ async def freeze(request: Request) -> Response:
     session = organizer_session(site, request)
     await checked_form(request, session.csrf)
     await trio.to_thread.run_sync(site.state.store.freeze)
+    return RedirectResponse("/organizer", status_code=303)
+
+
+def _number(raw: object, default: int) -> int:
+    text = str(raw if raw is not None else "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or len(text) > 6:
+        raise ValueError(f"{text[:20]!r} is not a whole number")
+    return int(text)
+
+
+async def start_finals(request: Request) -> Response:
+    """Close submissions, pause the ladder and play the finals in the server (as
+    ``taki-referee finals`` would): each participant's latest bot, ``deals`` deals a
+    table of ``table_size``."""
+    site = site_of(request)
+    session = organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    store = site.state.store
+    try:
+        deals = _number(form.get("deals"), DEFAULT_DEALS)
+        table_size = _number(form.get("table_size"), DEFAULT_TABLE_SIZE)
+        finalists = await trio.to_thread.run_sync(store.finalists)
+        plan = FinalsPlan(tuple(str(s.entrant) for s in finalists), deals, table_size)
+        await site.state.begin_finals(plan)
+    except (ValueError, CompetitionError) as exc:
+        return await organizer_page(request, problem=str(exc), status=400)
     return RedirectResponse("/organizer", status_code=303)

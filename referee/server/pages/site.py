@@ -139,13 +139,15 @@ class Site:
 
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
-                   session: Session | None = None, form: bool = False) -> Response:
+                   session: Session | None = None, form: bool = False,
+                   keep: bool = True) -> Response:
         """A whole page: ``build()`` (under the digest's lock) gives the template its
         values, both in a worker thread. A page with a ``form`` for visitors gives them
         its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
-        every visitor: they are kept, each until the stored games change."""
+        every visitor: they are kept, each until the stored games change (unless ``keep`` is
+        False: the page shows something else that changes)."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
-        shared = session is None and not form and status == 200
+        shared = keep and session is None and not form and status == 200
         key = (template, request.url.path, request.url.query)
         version = self._version()
         if shared:
