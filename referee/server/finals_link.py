@@ -151,7 +151,9 @@ async def run_finals_link(
         progress.standings = await trio.to_thread.run_sync(read_standings, report)
         progress.phase = FinalsPhase.DONE
         return
-    say(f"the finals: {progress.total} games among {', '.join(plan.entrants)}")
+    played = await trio.to_thread.run_sync(played_games, finals_db(store.path))
+    say(f"the finals: {played} of {progress.total} games played, among"
+        f" {', '.join(plan.entrants)}")
     try:
         progress.standings = await play_planned_finals(
             plan, config, store, workspace, finals_db(store.path), report)
