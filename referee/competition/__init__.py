@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .pipeline import Workspace, accept_upload, bot_spec, run_pipeline
     from .records import Participant, Submission
     from .store import CompetitionStore
-    from .tokens import digests_match, organizer_token
+    from .tokens import digest, digests_match, organizer_token
 else:
     __getattr__ = lazy_face(__name__, {
         "config": ("CompetitionConfig", "load_competition"),
@@ -26,7 +26,7 @@ else:
         "pipeline": ("Workspace", "accept_upload", "bot_spec", "run_pipeline"),
         "records": ("Participant", "Submission"),
         "store": ("CompetitionStore",),
-        "tokens": ("digests_match", "organizer_token"),
+        "tokens": ("digest", "digests_match", "organizer_token"),
     })
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Workspace",
     "accept_upload",
     "bot_spec",
+    "digest",
     "digests_match",
     "load_competition",
     "organizer_token",

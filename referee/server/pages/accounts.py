@@ -9,7 +9,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition import Refused, accept_upload, digests_match
+from referee.competition import Refused, accept_upload, digest, digests_match
 from referee.server.pages.forms import checked_form, save_archive
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import (
@@ -37,7 +37,7 @@ def _see_other(url: str) -> RedirectResponse:
 
 async def sign_in_form(request: Request) -> Response:
     site = site_of(request)
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     if session is not None:
         return _see_other("/organizer" if session.role is Role.ORGANIZER else "/me")
     return await site.page(request, "signin.html", lambda: {"problem": ""}, form=True)
@@ -53,7 +53,7 @@ async def sign_in(request: Request) -> Response:
     token = str(form.get("token", "")).strip()
     state = site.state
     if token and digests_match(token, state.organizer_digest):
-        session = site.sessions.start(Role.ORGANIZER, "")
+        session = await site.sessions.start(Role.ORGANIZER, "", state.organizer_digest)
         target = "/organizer"
     else:
         try:
@@ -62,7 +62,8 @@ async def sign_in(request: Request) -> Response:
             message = exc.message
             return await site.page(request, "signin.html", lambda: {"problem": message},
                                    status=401, form=True)
-        session = site.sessions.start(Role.PARTICIPANT, participant.name)
+        session = await site.sessions.start(Role.PARTICIPANT, participant.name,
+                                            digest(token))
         target = "/me"
     response = _see_other(target)
     set_cookie(response, request, SESSION_COOKIE, session.key)
@@ -71,10 +72,10 @@ async def sign_in(request: Request) -> Response:
 
 async def sign_out(request: Request) -> Response:
     site = site_of(request)
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     if session is not None:
         await checked_form(request, session.csrf)
-        site.sessions.end(session)
+        await site.sessions.end(session)
     response = _see_other("/")
     response.delete_cookie(SESSION_COOKIE, path="/")
     return response
@@ -83,14 +84,14 @@ async def sign_out(request: Request) -> Response:
 async def participant_session(site: Site, request: Request) -> Session:
     """The signed-in participant's session; PageError otherwise (and once the organizer
     disabled them)."""
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     if session is None:
         raise PageError(401, "sign in with your participant token first")
     if session.role is not Role.PARTICIPANT:
         raise PageError(403, "this page is a participant's")
     people = await trio.to_thread.run_sync(site.state.store.participants)
     if any(p.name == session.name and p.disabled for p in people):
-        site.sessions.end(session)
+        await site.sessions.end(session)
         raise PageError(403, f"participant {session.name} is disabled")
     return session
 
@@ -149,5 +150,5 @@ async def rotate_token(request: Request) -> Response:
         token = await trio.to_thread.run_sync(site.state.store.rotate_token, session.name)
     except Refused as exc:
         raise PageError(403, exc.message) from None
-    site.sessions.end_others(session.name, session)
+    await site.sessions.rotated(session, digest(token))
     return await my_page(request, token=token)

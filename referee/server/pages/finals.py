@@ -20,7 +20,7 @@ __all__ = ["finals_page", "report_files"]
 
 async def finals_page(request: Request) -> Response:
     site = site_of(request)
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     progress = site.state.finals
     db = finals_db(site.state.store.path)
     played = await site.run(lambda: played_games(db))

@@ -28,8 +28,8 @@ DEFAULT_DEALS = 10
 DEFAULT_TABLE_SIZE = 2
 
 
-def organizer_session(site: Site, request: Request) -> Session:
-    session = site.sessions.of(request)
+async def organizer_session(site: Site, request: Request) -> Session:
+    session = await site.sessions.of(request)
     if session is None:
         raise PageError(401, "sign in with the organizer's token first")
     if session.role is not Role.ORGANIZER:
@@ -40,7 +40,7 @@ def organizer_session(site: Site, request: Request) -> Session:
 async def organizer_page(request: Request, *, problem: str = "", added: str = "",
                          token: str = "", status: int = 200) -> Response:
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     await site.refresh()
     store = site.state.store
 
@@ -68,7 +68,7 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
 async def add_participant(request: Request) -> Response:
     """Add a participant; their token is shown once, on the answer to the form."""
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     form = await checked_form(request, session.csrf)
     name = str(form.get("name", "")).strip()
     try:
@@ -80,7 +80,7 @@ async def add_participant(request: Request) -> Response:
 
 async def disable_participant(request: Request) -> Response:
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     form = await checked_form(request, session.csrf)
     try:
         await trio.to_thread.run_sync(site.state.store.disable_participant,
@@ -94,7 +94,7 @@ async def disable_participant(request: Request) -> Response:
 async def ladder(request: Request) -> Response:
     """Pause or resume the ladder (held across restarts)."""
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     form = await checked_form(request, session.csrf)
     action = form.get("action")
     if action not in ("pause", "resume"):
@@ -109,7 +109,7 @@ async def ladder(request: Request) -> Response:
 async def freeze(request: Request) -> Response:
     """Close submissions for the finals (``taki-referee finals`` plays them)."""
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     await checked_form(request, session.csrf)
     await trio.to_thread.run_sync(site.state.store.freeze)
     return RedirectResponse("/organizer", status_code=303)
@@ -129,7 +129,7 @@ async def start_finals(request: Request) -> Response:
     ``taki-referee finals`` would): each participant's latest bot, ``deals`` deals a
     table of ``table_size``."""
     site = site_of(request)
-    session = organizer_session(site, request)
+    session = await organizer_session(site, request)
     form = await checked_form(request, session.csrf)
     store = site.state.store
     try:

@@ -41,7 +41,7 @@ def site_of(request: Request) -> Site:
 async def board(request: Request) -> Response:
     site = site_of(request)
     await site.refresh()
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     return await site.page(request, "board.html", lambda: {
         **board_values(site), "crosstable": crosstable_values(site)}, session=session)
 
@@ -77,7 +77,7 @@ async def bot_page(request: Request) -> Response:
             raise PageError(404, f"no bot named {bot!r}")
         return values
 
-    return await site.page(request, "bot.html", build, session=site.sessions.of(request))
+    return await site.page(request, "bot.html", build, session=await site.sessions.of(request))
 
 
 def _game(site: Site, number: int) -> GameLine:
@@ -99,7 +99,7 @@ def _owned(site: Site, session: Session | None, game: GameLine) -> list[int]:
 async def game_page(request: Request) -> Response:
     site = site_of(request)
     await site.refresh()
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     number = request.path_params["number"]
 
     def build() -> dict[str, Any]:
@@ -115,7 +115,7 @@ async def game_log(request: Request) -> Response:
     """A seat's stderr log of a game: its owner's alone."""
     site = site_of(request)
     await site.refresh()
-    session = site.sessions.of(request)
+    session = await site.sessions.of(request)
     number, seat = request.path_params["number"], request.path_params["seat"]
     game: GameLine = await site.locked(lambda: _game(site, number))
     line = next((s for s in game.seats if s.seat == seat), None)
