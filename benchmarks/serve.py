@@ -1,21 +1,26 @@
 """The pages under load while the ladder plays: 50 page viewers at once and 5 uploads,
 against ``taki-referee serve`` on 127.0.0.1, and what that traffic does to the ladder's
-time use.
+time use; this tree against an anchor commit (``--against``, default ``HEAD~1``),
+alternating in one run.
 
-The server runs in a process of its own with four participants' random bots in its
-ladder. Quiet periods (the ladder alone) and busy periods (the ladder, ``--viewers``
-viewers that each load a page, wait ``--think`` seconds and load another, and one
-upload by each of ``--uploads`` participants, each built and checked in the sandbox)
-alternate, ``--rounds`` times each, so a drift of the machine's speed hits both alike.
-A single viewer loads pages in the quiet periods: the latency of a page on this machine
-without the traffic. For each kind of period: the games stored, their decisions, the
-bots' mean and p95 answer times, near misses (an answer within 10% of the time the bot
-had), timeouts and forfeits; for the busy periods the latency of every page load (p50,
-p95, max) by page. The load average is printed at the start and the end.
+Two servers run, each in a process of its own with four participants' random bots in
+its ladder: one of this tree, one of the anchor (its files taken with ``git archive``,
+run by this virtualenv's Python). Each round measures both, in turns (AB, then BA),
+with the other server's ladder paused. Quiet periods (the ladder alone) and busy
+periods (the ladder, ``--viewers`` viewers that each load a page, wait ``--think``
+seconds and load another, and one upload by each of ``--uploads`` participants, each
+built and checked in the sandbox) alternate, ``--rounds`` times each, so a drift of the
+machine's speed hits both alike. A single viewer loads pages in the quiet periods: the
+latency of a page on this machine without the traffic. For each server and kind of
+period: the games stored, their decisions, the bots' mean and p95 answer times, near
+misses (an answer within 10% of the time the bot had), timeouts and forfeits; for the
+busy periods the latency of every page load (p50, p95, max) by page. The load average is
+printed at the start, at every period and at the end.
 
-Its last line is ``p95 N ms``: the 95th percentile of every page load in the busy
-periods. Run from the repository root: ``.venv/bin/python benchmarks/serve.py``
-(about 3 minutes; bubblewrap must be installed, as for any competition).
+Its last line is ``p95 N ms``: the 95th percentile of every page load of this tree in
+the busy periods. Run from the repository root: ``.venv/bin/python benchmarks/serve.py``
+(about 6 minutes; bubblewrap must be installed, as for any competition);
+``--against none`` measures this tree alone.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import trio
 
@@ -184,6 +190,98 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[max(0, -(-int(share * len(ordered) * 1000) // 1000) - 1)]
 
 
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+@attrs.define
+class Server:
+    """A competition served by one tree's code, with its ladder's four bots."""
+
+    label: str
+    where: Path
+    process: subprocess.Popen[bytes]
+    url: str = ""
+    tokens: dict[str, str] = attrs.Factory(dict)
+    organizer: str = ""
+    bots: list[str] = attrs.Factory(list)
+    after: int = 0
+    periods: dict[str, list[Any]] = attrs.Factory(lambda: {"quiet": [], "busy": []})
+    seen: dict[str, list[float]] = attrs.Factory(lambda: defaultdict(list))
+    probe: dict[str, list[float]] = attrs.Factory(lambda: defaultdict(list))
+
+    @property
+    def db(self) -> Path:
+        return self.where / "competition.sqlite"
+
+
+def command(tree: Path | None) -> list[str]:
+    """How to run ``taki-referee`` of ``tree`` (None: this tree, as installed)."""
+    if tree is None:
+        return [TAKI]
+    return [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1));"
+            " from referee.cli.main import main; sys.exit(main())", str(tree)]
+
+
+def anchor_tree(ref: str, into: Path) -> Path:
+    """The files of commit ``ref`` of this repository, in ``into``."""
+    into.mkdir()
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True,
+                         capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive_file:
+        archive_file.extractall(into, filter="data")
+    return into
+
+
+def start(label: str, where: Path, taki: list[str], move_ms: int) -> Server:
+    where.mkdir()
+    (where / "competition.toml").write_text(COMPETITION.format(move_ms=move_ms))
+    tokens = {}
+    for name in (*PLAYERS, "q1", "q2", "q3", "q4"):
+        out = subprocess.run([*taki, "participants", "add", name, "--db",
+                              "competition.sqlite"], cwd=where, check=True,
+                             capture_output=True, text=True).stdout
+        tokens[name] = out.strip().splitlines()[-1]
+    with (where / "serve.out").open("w") as output:
+        process = subprocess.Popen(
+            [*taki, "serve", "competition.toml", "--db", "competition.sqlite",
+             "--listen", "127.0.0.1:0"], cwd=where, stdout=output,
+            stderr=subprocess.STDOUT, start_new_session=True)
+    server = Server(label, where, process, tokens=tokens)
+    deadline = time.monotonic() + 60
+    while not server.url and time.monotonic() < deadline and process.poll() is None:
+        found = re.search(r"serving on (http://\S+)", (where / "serve.out").read_text())
+        if found:
+            server.url = found.group(1)
+        time.sleep(0.2)
+    if not server.url:
+        raise SystemExit(f"serve ({label}) did not start:\n"
+                         + (where / "serve.out").read_text())
+    server.organizer = (where / "organizer.token").read_text().strip()
+    return server
+
+
+def enter_bots(server: Server) -> None:
+    ladder = ("q1", "q2", "q3", "q4")
+    ids = [upload(server.url, server.tokens[name], f"{name}bot", i)
+           for i, name in enumerate(ladder)]
+    for name, sub in zip(ladder, ids, strict=True):
+        wait_active(server.url, server.tokens[name], sub)
+    server.bots = [f"{name}bot@1" for name in ladder]
+
+
+def ladder(server: Server, play: bool) -> None:
+    api(f"{server.url}/api/ladder/{'resume' if play else 'pause'}", server.organizer, b"")
+
+
+def stop(server: Server) -> None:
+    server.process.terminate()
+    server.process.wait(timeout=60)
+    lines = (server.where / "serve.out").read_text().splitlines()
+    print(f"the server of {server.label} said {len(lines)} lines", *lines[-3:],
+          sep="\n  ")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="length of a period")
@@ -193,84 +291,85 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0,
                         help="a viewer's mean wait between two pages, in seconds")
     parser.add_argument("--move-ms", type=int, default=1000)
+    parser.add_argument("--against", default="HEAD~1",
+                        help="the anchor commit to compare with (none: this tree alone)")
     args = parser.parse_args()
     if not 1 <= args.uploads <= len(PLAYERS):
         raise SystemExit(f"--uploads: 1 to {len(PLAYERS)}")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average"
-          f" {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
     with tempfile.TemporaryDirectory(prefix="serve-bench-") as folder:
         where = Path(folder)
-        (where / "competition.toml").write_text(COMPETITION.format(move_ms=args.move_ms))
-        tokens = {}
-        for name in (*PLAYERS, "q1", "q2", "q3", "q4"):
-            out = subprocess.run([TAKI, "participants", "add", name, "--db",
-                                  "competition.sqlite"], cwd=where, check=True,
-                                 capture_output=True, text=True).stdout
-            tokens[name] = out.strip().splitlines()[-1]
-        said = where / "serve.out"
-        with said.open("w") as output:
-            server = subprocess.Popen(
-                [TAKI, "serve", "competition.toml", "--db", "competition.sqlite",
-                 "--listen", "127.0.0.1:0"], cwd=where, stdout=output,
-                stderr=subprocess.STDOUT, start_new_session=True)
+        trees: list[tuple[str, Path | None]] = [("this tree", None)]
+        if args.against != "none":
+            commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short",
+                                     args.against], check=True, capture_output=True,
+                                    text=True).stdout.strip()
+            trees.insert(0, (f"anchor {commit}",
+                             anchor_tree(args.against, where / "anchor-tree")))
+        servers: list[Server] = []
         try:
-            url = None
-            deadline = time.monotonic() + 60
-            while url is None and time.monotonic() < deadline and server.poll() is None:
-                found = re.search(r"serving on (http://\S+)", said.read_text())
-                if found:
-                    url = found.group(1)
-                time.sleep(0.2)
-            if url is None:
-                raise SystemExit("serve did not start:\n" + said.read_text())
-            run(url, where / "competition.sqlite", tokens, args)
+            for index, (label, tree) in enumerate(trees):
+                servers.append(start(label, where / f"competition{index}", command(tree),
+                                     args.move_ms))
+            for server in servers:
+                enter_bots(server)
+            run(servers, args)
         finally:
-            server.terminate()
-            server.wait(timeout=60)
-            lines = said.read_text().splitlines()
-            print(f"the server said {len(lines)} lines", *lines[-5:], sep="\n  ")
+            for server in servers:
+                stop(server)
 
 
-def run(url: str, db: Path, tokens: dict[str, str], args: argparse.Namespace) -> None:
-    ladder = ("q1", "q2", "q3", "q4")
-    ids = [upload(url, tokens[name], f"{name}bot", i) for i, name in enumerate(ladder)]
-    for name, sub in zip(ladder, ids, strict=True):
-        wait_active(url, tokens[name], sub)
-    bots = [f"{name}bot@1" for name in ladder]
+def measure(server: Server, args: argparse.Namespace, round_: int) -> None:
     time.sleep(5)  # the ladder takes its bots in
-    after, _ = ladder_since(db, 0)
-    periods: dict[str, list[Any]] = {"quiet": [], "busy": []}
-    seen: dict[str, list[float]] = defaultdict(list)
-    probe: dict[str, list[float]] = defaultdict(list)
+    server.after, _ = ladder_since(server.db, server.after)
+    trio.run(quiet, server.url, args, server.after, server.bots, server.probe, round_)
+    server.after, games = ladder_since(server.db, server.after)
+    server.periods["quiet"].extend(games)
+    trio.run(busy, server.url, server.tokens, args, server.after, server.bots, server.seen,
+             round_)
+    server.after, games = ladder_since(server.db, server.after)
+    server.periods["busy"].extend(games)
+    print(f"round {round_ + 1}, {server.label}: load average {load()}", flush=True)
+
+
+def run(servers: list[Server], args: argparse.Namespace) -> None:
     for round_ in range(args.rounds):
-        trio.run(quiet, url, args, after, bots, probe, round_)
-        after, games = ladder_since(db, after)
-        periods["quiet"].extend(games)
-        trio.run(busy, url, tokens, args, after, bots, seen, round_)
-        after, games = ladder_since(db, after)
-        periods["busy"].extend(games)
+        turn = servers if round_ % 2 == 0 else servers[::-1]
+        for server in turn:
+            for other in servers:
+                ladder(other, other is server)
+            measure(server, args, round_)
     print(f"{args.rounds} rounds of {args.seconds:.0f} s quiet and {args.seconds:.0f} s busy"
-          f" ({args.viewers} viewers, think {args.think} s, {args.uploads} uploads a round);"
-          f" move limit {args.move_ms} ms")
+          f" for each ({args.viewers} viewers, think {args.think} s, {args.uploads} uploads"
+          f" a round); move limit {args.move_ms} ms")
+    for server in servers:
+        report(server)
+    print(f"load average {load()}")
+    every = [t for kind, times in servers[-1].seen.items() if " " not in kind for t in times]
+    print(f"p95 {percentile(every, 0.95):.0f} ms")
+
+
+def report(server: Server) -> None:
+    print(f"\n== {server.label}")
     print(f"{'ladder':8} {'games':>6} {'decisions':>10} {'mean ms':>8} {'p95 ms':>7}"
           f" {'near misses':>12} {'timeouts':>9} {'forfeits':>9}")
-    for name, games in periods.items():
+    for name, games in server.periods.items():
         use = time_use(games)
         print(f"{name:8} {use['games']:6d} {use['decisions']:10d} {use['mean']:8.1f}"
               f" {use['p95']:7.1f} {use['near']:12d} {use['timeouts']:9d}"
               f" {use['forfeits']:9d}")
-    alone = [t for kind, times in probe.items() if " " not in kind for t in times]
-    print(f"pages with one viewer in the quiet periods: {len(alone)} loads, p50"
-          f" {statistics.median(alone):.1f} ms, p95 {percentile(alone, 0.95):.1f} ms")
-    every = [t for kind, times in seen.items() if " " not in kind for t in times]
+    alone = [t for kind, times in server.probe.items() if " " not in kind for t in times]
+    if alone:
+        print(f"pages with one viewer in the quiet periods: {len(alone)} loads, p50"
+              f" {statistics.median(alone):.1f} ms, p95 {percentile(alone, 0.95):.1f} ms")
+    every = [t for kind, times in server.seen.items() if " " not in kind for t in times]
     print(f"{'page':24} {'loads':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-    for kind, times in sorted(seen.items()):
+    for kind, times in sorted(server.seen.items()):
         print(f"{kind:24} {len(times):6d} {statistics.median(times):8.1f}"
               f" {percentile(times, 0.95):8.1f} {max(times):8.1f}")
-    print(f"{'every page':24} {len(every):6d} {statistics.median(every):8.1f}"
-          f" {percentile(every, 0.95):8.1f} {max(every):8.1f}")
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"p95 {percentile(every, 0.95):.0f} ms")
+    if every:
+        print(f"{'every page':24} {len(every):6d} {statistics.median(every):8.1f}"
+              f" {percentile(every, 0.95):8.1f} {max(every):8.1f}")
 
 
 if __name__ == "__main__":
