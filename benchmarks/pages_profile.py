@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import trio
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,12 +69,14 @@ async def profile(args: argparse.Namespace, where: Path) -> None:
             ("bot page", lambda: bot_values(site, bots[0], wanted), "bot.html"),
         ]
         print(f"{'step':34} {'values ms':>9} {'render ms':>9}")
+        extra = {"session": None, "csrf": "", "signed_in": ""}
         for name, build, template in steps:
             values = build()
-            extra = {"session": None, "csrf": "", "signed_in": ""}
             built = median_ms(build, args.repeat)
-            rendered = median_ms(lambda t=template, v=values: site.render(t, **v, **extra),
-                                 args.repeat)
+
+            def render(template: str = template, values: Any = values) -> str:
+                return site.render(template, **values, **extra)
+            rendered = median_ms(render, args.repeat)
             print(f"{name:34} {built:9.2f} {rendered:9.2f}")
         client = served.client
         pages = ["/", "/live/board", f"/bots/{bots[0]}", "/games/1", f"/games/{args.games}"]
@@ -84,9 +85,17 @@ async def profile(args: argparse.Namespace, where: Path) -> None:
             def fresh(path: str = path) -> None:
                 site._kept.clear()  # noqa: SLF001
                 trio.from_thread.run(client.get, path)
-            new = await trio.to_thread.run_sync(lambda f=fresh: median_ms(f, args.repeat))
-            kept = await trio.to_thread.run_sync(lambda p=path: median_ms(
-                lambda: trio.from_thread.run(client.get, p), args.repeat))
+
+            def again(path: str = path) -> None:
+                trio.from_thread.run(client.get, path)
+
+            def new_ms(fresh: Callable[[], None] = fresh) -> float:
+                return median_ms(fresh, args.repeat)
+
+            def kept_ms(again: Callable[[], None] = again) -> float:
+                return median_ms(again, args.repeat)
+            new = await trio.to_thread.run_sync(new_ms)
+            kept = await trio.to_thread.run_sync(kept_ms)
             print(f"{path:34} {new:9.2f} {kept:9.2f}")
         nursery.cancel_scope.cancel()
 

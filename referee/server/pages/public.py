@@ -108,7 +108,7 @@ async def game_page(request: Request) -> Response:
                 "owners": {s.bot: getattr(site.entrants.get(s.bot), "participant", None)
                            for s in game.seats}}
 
-    return await site.page(request, "game.html", build, session=session)
+    return await site.page(request, "game.html", build, session=session, stored=True)
 
 
 async def game_log(request: Request) -> Response:

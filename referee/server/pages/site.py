@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
+import attrs
 import jinja2
 import trio
 from starlette.requests import Request
@@ -74,6 +75,8 @@ class Site:
         #: Rendered visitors' pages, with the version of the games they show.
         self._kept: OrderedDict[tuple[str, str, str], tuple[tuple[int, int, int], str]] = \
             OrderedDict()
+        #: The shared pages being rendered now.
+        self._flights: dict[tuple[str, str, str], _Flight] = {}
 
     @property
     def name(self) -> str:
@@ -137,24 +140,46 @@ class Site:
         while len(self._kept) > KEPT_PAGES:
             self._kept.popitem(last=False)
 
+    async def _shared(self, key: tuple[str, str, str], version: tuple[int, int, int],
+                      work: Callable[[], str]) -> str:
+        """A page every visitor sees alike: the kept one while ``version`` holds, else
+        rendered once (requests for it meanwhile wait for that one rendering rather
+        than render it again, each in a worker thread of its own)."""
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] == version:
+            self._kept.move_to_end(key)
+            return kept[1]
+        flight = self._flights.get(key)
+        if flight is not None and flight.version == version:
+            await flight.done.wait()
+            if flight.text is not None:
+                return flight.text
+            # that rendering failed (or was cancelled): this request tries on its own
+        flight = _Flight(version)
+        self._flights[key] = flight
+        try:
+            flight.text = await self.run(work)
+            self._keep(key, version, flight.text)
+            return flight.text
+        finally:
+            flight.done.set()
+            if self._flights.get(key) is flight:
+                del self._flights[key]
+
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
                    session: Session | None = None, form: bool = False,
-                   keep: bool = True) -> Response:
+                   keep: bool = True, stored: bool = False) -> Response:
         """A whole page: ``build()`` (under the digest's lock) gives the template its
         values, both in a worker thread. A page with a ``form`` for visitors gives them
         its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
         every visitor: they are kept, each until the stored games change (unless ``keep`` is
-        False: the page shows something else that changes)."""
+        False: the page shows something else that changes). A page of a ``stored``
+        game does not change with the games stored after it: it is kept until the bots
+        change."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
         shared = keep and session is None and not form and status == 200
         key = (template, request.url.path, request.url.query)
-        version = self._version()
-        if shared:
-            kept = self._kept.get(key)
-            if kept is not None and kept[0] == version:
-                self._kept.move_to_end(key)
-                return answer(kept[1])
 
         def work() -> str:
             with self.digest.lock:
@@ -162,9 +187,11 @@ class Site:
             return self.render(template, session=session, csrf=csrf if form or session
                                else "", signed_in=_signed_in(session), **values)
 
-        text = await self.run(work)
         if shared:
-            self._keep(key, version, text)
+            version = self._version()
+            text = await self._shared(key, (0, *version[1:]) if stored else version, work)
+        else:
+            text = await self.run(work)
         response = answer(text, status, private=session is not None)
         if new_visitor and form:
             set_cookie(response, request, VISITOR_COOKIE, csrf)
@@ -174,7 +201,8 @@ class Site:
                        build: Callable[[], dict[str, Any]], *, private: bool = False
                        ) -> Response:
         """Part of a page that its script fetches again; 304 while nothing changed."""
-        tag = '"{}-{}-{}"'.format(*self._version())
+        version = self._version()
+        tag = '"{}-{}-{}"'.format(*version)
         if not private and request.headers.get("if-none-match") == tag:
             return Response(status_code=304, headers={"ETag": tag})
 
@@ -183,19 +211,24 @@ class Site:
                 values = build()
             return self.render(template, **values)
 
-        key = (template, request.url.path, request.url.query)
-        version = self._version()
-        kept = None if private else self._kept.get(key)
-        if kept is not None and kept[0] == version:
-            text = kept[1]
-        else:
+        if private:
             text = await self.run(work)
-            if not private:
-                self._keep(key, version, text)
+        else:
+            key = (template, request.url.path, request.url.query)
+            text = await self._shared(key, version, work)
         response = answer(text, 200, private=private)
         if not private:
             response.headers["ETag"] = tag
         return response
+
+
+@attrs.define
+class _Flight:
+    """A shared page being rendered, for the requests that wait for it."""
+
+    version: tuple[int, int, int]
+    done: trio.Event = attrs.Factory(trio.Event)
+    text: str | None = None
 
 
 def _signed_in(session: Session | None) -> str:

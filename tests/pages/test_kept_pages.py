@@ -1,0 +1,71 @@
+"""The pages every visitor sees alike under load: many requests for a page whose games
+changed render it once (the others wait for that rendering), and a game's page is not
+rendered again because later games were stored."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from pages_helpers import Browsers, add_game, entrant
+from served import Served
+
+from referee.server.pages.site import Site
+
+
+@pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    counted: Counter[str] = Counter()
+    render = Site.render
+
+    def counting(self: Site, template: str, **context: Any) -> str:
+        counted[template] += 1
+        trio.from_thread.check_cancelled()  # a worker thread, never the Trio thread
+        return render(self, template, **context)
+
+    monkeypatch.setattr(Site, "render", counting)
+    return counted
+
+
+async def get_all(web: httpx.AsyncClient, paths: list[str]) -> list[httpx.Response]:
+    answers: list[httpx.Response] = []
+
+    async def one(path: str) -> None:
+        answers.append(await web.get(path))
+
+    async with trio.open_nursery() as nursery:
+        for path in paths:
+            nursery.start_soon(one, path)
+    return answers
+
+
+async def test_many_requests_for_a_changed_page_render_it_once(
+        served: Served, browsers: Browsers, renders: Counter[str]) -> None:
+    a, b = entrant(served, "alice", "ace"), entrant(served, "bob", "bee")
+    add_game(served, (a, b), 0)
+    web = browsers.new()
+    assert (await web.get("/")).status_code == 200
+    assert renders == {"board.html": 1}
+    add_game(served, (a, b), 1, places=(2, 1))
+    answers = await get_all(web, ["/", "/live/board"] * 12)
+    assert all(r.status_code == 200 for r in answers)
+    assert renders == {"board.html": 2, "board_rows.html": 1}
+
+
+async def test_a_games_page_is_not_rendered_again_for_later_games(
+        served: Served, browsers: Browsers, renders: Counter[str]) -> None:
+    a, b = entrant(served, "alice", "ace"), entrant(served, "bob", "bee")
+    add_game(served, (a, b), 0)
+    web = browsers.new()
+    first = await web.get("/games/1")
+    for deal in range(1, 4):
+        add_game(served, (a, b), deal)
+        assert (await web.get("/games/1")).text == first.text
+    assert renders["game.html"] == 1
+    assert (await web.get("/games/4")).status_code == 200
+    entrant(served, "alice", "ant")  # a new bot: the pages name the bots' owners again
+    assert (await web.get("/games/1")).status_code == 200
+    assert renders["game.html"] == 3
