@@ -50,6 +50,8 @@ async def test_many_requests_for_a_changed_page_render_it_once(
     assert (await web.get("/")).status_code == 200
     assert renders == {"board.html": 1}
     add_game(served, (a, b), 1, places=(2, 1))
+    site: Site = browsers.app.state.pages
+    await site.refresh()  # the new game is read: the pages' version changes, once
     answers = await get_all(web, ["/", "/live/board"] * 12)
     assert all(r.status_code == 200 for r in answers)
     assert renders == {"board.html": 2, "board_rows.html": 1}
