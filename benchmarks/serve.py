@@ -14,7 +14,8 @@ machine's speed hits both alike. A single viewer loads pages in the quiet period
 latency of a page on this machine without the traffic. For each server and kind of
 period: the games stored, their decisions, the bots' mean and p95 answer times, near
 misses (an answer within 10% of the time the bot had), timeouts and forfeits; for the
-busy periods the latency of every page load (p50, p95, max) by page. The load average is
+busy periods the latency of every page load (p50, p95, max) by page, and how late
+the load's own event loop wakes (``client lag``: its share of every latency). The load average is
 printed at the start, at every period and at the end.
 
 Its last line is ``p95 N ms``: the 95th percentile of every page load of this tree in
@@ -144,6 +145,14 @@ async def viewer(client: httpx.AsyncClient, pages: list[str], think: float,
         await trio.sleep(rng.uniform(0.5, 1.5) * think)
 
 
+async def lag(until: float, seen: dict[str, list[float]]) -> None:
+    """How late this client's own event loop wakes (its share of every latency)."""
+    while time.monotonic() < until:
+        began = time.perf_counter()
+        await trio.sleep(0.05)
+        seen["client lag"].append((time.perf_counter() - began - 0.05) * 1000)
+
+
 def upload(url: str, token: str, name: str, seed: int) -> int:
     sub = api(f"{url}/api/submissions", token, archive(name, seed))["submission"]
     return int(sub["id"])
@@ -161,6 +170,7 @@ async def busy(url: str, tokens: dict[str, str], args: argparse.Namespace, games
         for _ in range(args.viewers):
             nursery.start_soon(viewer, client, pages, args.think, until, seen,
                                random.Random(rng.random()))
+        nursery.start_soon(lag, until, seen)
         for i, name in enumerate(PLAYERS[:args.uploads]):
             await trio.sleep(args.seconds / (2 * args.uploads))
             await trio.to_thread.run_sync(upload, url, tokens[name], f"{name}bot",
