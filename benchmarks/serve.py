@@ -87,7 +87,7 @@ def archive(name: str, seed: int) -> bytes:
 
 def api(url: str, token: str, body: bytes | None = None) -> Any:
     request = urllib.request.Request(url, data=body, headers={
-        "Authorization": f"Bearer {token}"}, method="POST" if body else "GET")
+        "Authorization": f"Bearer {token}"}, method="GET" if body is None else "POST")
     with urllib.request.urlopen(request, timeout=60) as answer:
         return json.loads(answer.read())
 
