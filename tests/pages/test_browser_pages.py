@@ -2,7 +2,8 @@
 organizer adds participants through the organizer's page; a participant uploads a bot
 through the form, watches it pass its check, sees it on the leaderboard and its rating
 move without reloading, opens one of its games and its stderr log; another participant
-gets 403 for that log. The screenshots of docs/competition.md are taken here."""
+gets 403 for that log; the organizer starts the finals and their standings appear on the
+finals page. The screenshots of docs/competition.md are taken here."""
 
 from __future__ import annotations
 
@@ -217,4 +218,17 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
     refused = bob.goto(log_url)
     assert refused is not None and refused.status == 403
     assert "another participant" in bob.inner_text("#problem")
+
+    # The organizer starts the finals from the page; the finals page shows the standings.
+    boss.goto(url + "/organizer")
+    boss.fill("#start-finals input[name=deals]", "1")
+    boss.click("#start-finals button")
+    assert "of 2 games played" in boss.inner_text("#finals-progress")
+    boss.goto(url + "/finals")
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while boss.locator("#standings tbody tr").count() < 2:
+        assert time.monotonic() < deadline, boss.inner_text("main")
+        boss.wait_for_timeout(500)
+        boss.reload()
+    assert {"ace@1", "bee@1"} <= set(boss.inner_text("#standings").split())
     assert problems == []
