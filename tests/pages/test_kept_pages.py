@@ -1,9 +1,11 @@
 """The pages every visitor sees alike under load: many requests for a page whose games
-changed render it once (the others wait for that rendering), and a game's page is not
-rendered again because later games were stored."""
+changed render it once (the others wait for that rendering), a game's page is not
+rendered again because later games were stored, and with STALE_S a page renders behind
+the requests, which get the kept one (with its own ETag) meanwhile."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Any
 
@@ -13,6 +15,7 @@ import trio
 from pages_helpers import Browsers, add_game, entrant
 from served import Served
 
+from referee.server.pages import site as site_module
 from referee.server.pages.site import Site
 
 
@@ -71,3 +74,25 @@ async def test_a_games_page_is_not_rendered_again_for_later_games(
     entrant(served, "alice", "ant")  # a new bot: the pages name the bots' owners again
     assert (await web.get("/games/1")).status_code == 200
     assert renders["game.html"] == 3
+
+
+async def test_a_page_renders_behind_the_requests_which_get_the_kept_one_meanwhile(
+        served: Served, browsers: Browsers, renders: Counter[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = entrant(served, "alice", "ace"), entrant(served, "bob", "bee")
+    add_game(served, (a, b), 0)
+    web = browsers.new()
+    site: Site = browsers.app.state.pages
+    old = await web.get("/live/board")
+    add_game(served, (a, b), 1, places=(2, 1))
+    await site.refresh()
+    monkeypatch.setattr(site_module, "STALE_S", 60.0)
+    kept = await web.get("/live/board")
+    assert kept.text == old.text and kept.headers["etag"] == old.headers["etag"]
+    with trio.fail_after(10):
+        while renders["board_rows.html"] < 2:  # the new rows, rendered behind
+            await trio.sleep(0.01)
+    new = await web.get("/live/board", headers={"If-None-Match": old.headers["etag"]})
+    assert new.status_code == 200 and new.headers["etag"] != old.headers["etag"]
+    assert re.findall(r'<td class="num games">(\d+)</td>', new.text) == ["2", "2"]
+    assert renders["board_rows.html"] == 2

@@ -3,12 +3,16 @@ the sessions, the templates, and the way a page is answered.
 
 Everything that reads the database or renders a page runs in a worker thread, at most
 :data:`RENDERERS` at a time, so the ladder's clocks on the Trio thread never wait for
-a page; the digest is brought up to date at most once every :data:`REFRESH_S`, by one
-request while the others wait for it.
+a page. The digest is brought up to date at most once every :data:`REFRESH_S`, behind
+the requests (only the first read of all is waited for). A page every visitor sees
+alike is rendered once for each change of the games it shows; while its new version
+renders, the requests get the kept one if it is younger than :data:`STALE_S`, so a
+request waits for a worker thread only for a page nobody asked for lately.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,6 +45,9 @@ RENDERERS: Final = 2
 KEPT_PAGES: Final = 256
 #: The digest is read again from the database at most this often.
 REFRESH_S: Final = 1.0
+#: A kept page younger than this is shown while its next version renders (0: never,
+#: and every request waits for the newest games to be read).
+STALE_S: Final = 2.0
 
 #: What a page may load: its own files only; no frames of it elsewhere.
 PAGE_POLICY: Final = ("default-src 'none'; script-src 'self'; style-src 'self';"
@@ -68,13 +75,15 @@ class Site:
             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
             lstrip_blocks=True)
         self._refreshed = -REFRESH_S
+        self._read_once = False
+        #: A read behind the requests is under way.
+        self._behind = False
         self._refreshing = trio.Lock()
         #: Every submission that passed, by the name it plays under.
         self.entrants: dict[str, Submission] = {}
         self.active: set[str] = set()
         #: Rendered visitors' pages, with the version of the games they show.
-        self._kept: OrderedDict[tuple[str, str, str], tuple[tuple[int, int, int], str]] = \
-            OrderedDict()
+        self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
         #: The shared pages being rendered now.
         self._flights: dict[tuple[str, str, str], _Flight] = {}
 
@@ -98,17 +107,34 @@ class Site:
 
     async def refresh(self) -> None:
         """Bring the digest and the bots up to date (at most once every REFRESH_S).
-        While one request reads, the others show what was read before (once there is
-        something)."""
-        if time.monotonic() - self._refreshed < REFRESH_S:
+        Once something was read, the read runs behind the requests (with STALE_S)
+        and the requests show what was read before meanwhile."""
+        age = time.monotonic() - self._refreshed
+        if age < REFRESH_S or (self._read_once and (self._refreshing.locked()
+                                                    or self._behind)):
             return
-        if self._refreshing.locked() and self._refreshed >= 0:
+        if self._read_once and age < REFRESH_S + STALE_S:
+            self._behind = True
+            trio.lowlevel.spawn_system_task(self._refresh_behind)
             return
+        await self._refresh_now()
+
+    async def _refresh_now(self) -> None:
         async with self._refreshing:
             if time.monotonic() - self._refreshed < REFRESH_S:
                 return
             await trio.to_thread.run_sync(self._read, limiter=self.limiter)
             self._refreshed = time.monotonic()
+            self._read_once = True
+
+    async def _refresh_behind(self) -> None:
+        """A read behind the requests. A failure is seen by a later read: the one a
+        request waits for once the last read is older than REFRESH_S + STALE_S."""
+        try:
+            with contextlib.suppress(Exception):
+                await self._refresh_now()
+        finally:
+            self._behind = False
 
     async def locked(self, work: Callable[[], Any]) -> Any:
         """``work()`` with the digest's lock held, in a worker thread (the lock may be
@@ -135,36 +161,61 @@ class Site:
 
     def _keep(self, key: tuple[str, str, str], version: tuple[int, int, int],
               text: str) -> None:
-        self._kept[key] = (version, text)
+        self._kept[key] = _Kept(version, text, time.monotonic())
         self._kept.move_to_end(key)
         while len(self._kept) > KEPT_PAGES:
             self._kept.popitem(last=False)
 
     async def _shared(self, key: tuple[str, str, str], version: tuple[int, int, int],
-                      work: Callable[[], str]) -> str:
+                      work: Callable[[], str]) -> _Kept:
         """A page every visitor sees alike: the kept one while ``version`` holds, else
         rendered once (requests for it meanwhile wait for that one rendering rather
-        than render it again, each in a worker thread of its own)."""
+        than render it again, each in a worker thread of its own); while it renders,
+        the kept one if it is younger than STALE_S. The page with its version."""
         kept = self._kept.get(key)
-        if kept is not None and kept[0] == version:
+        if kept is not None and kept.version == version:
             self._kept.move_to_end(key)
-            return kept[1]
+            return kept
         flight = self._flights.get(key)
+        if kept is not None and time.monotonic() - kept.made < STALE_S:
+            if flight is None or flight.version != version:
+                flight = self._take_off(key, version)
+                trio.lowlevel.spawn_system_task(self._fly_behind, key, flight, work)
+            return kept
         if flight is not None and flight.version == version:
             await flight.done.wait()
             if flight.text is not None:
-                return flight.text
+                return _Kept(flight.version, flight.text, 0.0)
             # that rendering failed (or was cancelled): this request tries on its own
+        text = await self._fly(key, self._take_off(key, version), work)
+        return _Kept(version, text, 0.0)
+
+    def _take_off(self, key: tuple[str, str, str], version: tuple[int, int, int]
+                  ) -> _Flight:
+        """The rendering of ``key``'s ``version``, for the requests to wait for."""
         flight = _Flight(version)
         self._flights[key] = flight
+        return flight
+
+    async def _fly(self, key: tuple[str, str, str], flight: _Flight,
+                   work: Callable[[], str]) -> str:
         try:
-            flight.text = await self.run(work)
-            self._keep(key, version, flight.text)
-            return flight.text
+            text: str = await self.run(work)
+            flight.text = text
+            self._keep(key, flight.version, text)
+            return text
         finally:
             flight.done.set()
             if self._flights.get(key) is flight:
                 del self._flights[key]
+
+    async def _fly_behind(self, key: tuple[str, str, str], flight: _Flight,
+                          work: Callable[[], str]) -> None:
+        """A shared page's next version, rendered behind the requests. A page that
+        fails (a bot gone: 404) is rendered again by the next request for it, once
+        the kept one is older than STALE_S, and fails there."""
+        with contextlib.suppress(Exception):
+            await self._fly(key, flight, work)
 
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
@@ -189,7 +240,8 @@ class Site:
 
         if shared:
             version = self._version()
-            text = await self._shared(key, (0, *version[1:]) if stored else version, work)
+            text = (await self._shared(key, (0, *version[1:]) if stored else version,
+                                       work)).text
         else:
             text = await self.run(work)
         response = answer(text, status, private=session is not None)
@@ -202,7 +254,7 @@ class Site:
                        ) -> Response:
         """Part of a page that its script fetches again; 304 while nothing changed."""
         version = self._version()
-        tag = '"{}-{}-{}"'.format(*version)
+        tag = _tag(version)
         if not private and request.headers.get("if-none-match") == tag:
             return Response(status_code=304, headers={"ETag": tag})
 
@@ -215,11 +267,21 @@ class Site:
             text = await self.run(work)
         else:
             key = (template, request.url.path, request.url.query)
-            text = await self._shared(key, version, work)
+            shown = await self._shared(key, version, work)
+            text, tag = shown.text, _tag(shown.version)  # the tag of what it shows
         response = answer(text, 200, private=private)
         if not private:
             response.headers["ETag"] = tag
         return response
+
+
+@attrs.frozen
+class _Kept:
+    """A rendered page every visitor sees alike: the version it shows, and when."""
+
+    version: tuple[int, int, int]
+    text: str
+    made: float
 
 
 @attrs.define
@@ -229,6 +291,10 @@ class _Flight:
     version: tuple[int, int, int]
     done: trio.Event = attrs.Factory(trio.Event)
     text: str | None = None
+
+
+def _tag(version: tuple[int, int, int]) -> str:
+    return '"{}-{}-{}"'.format(*version)
 
 
 def _signed_in(session: Session | None) -> str:
