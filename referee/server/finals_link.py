@@ -140,17 +140,20 @@ async def run_finals_link(
     this start), then return. A failure is kept in ``progress`` (and said), not raised:
     the server goes on serving the pages."""
     plan = await trio.to_thread.run_sync(store.finals_plan)
+    report = finals_folder(workspace) / REPORT_NAME
+    if plan is not None:  # begun before this start: the ladder stays paused from now
+        progress.playing(plan)
+        if await trio.to_thread.run_sync(store.finals_done):
+            progress.standings = await trio.to_thread.run_sync(read_standings, report)
+            progress.phase = FinalsPhase.DONE
+            task_status.started()
+            return
     task_status.started()
     if plan is None:
         await progress.begun.wait()
         plan = await trio.to_thread.run_sync(store.finals_plan)
         assert plan is not None, "the finals begin with their plan stored"
-    progress.playing(plan)
-    report = finals_folder(workspace) / REPORT_NAME
-    if await trio.to_thread.run_sync(store.finals_done):
-        progress.standings = await trio.to_thread.run_sync(read_standings, report)
-        progress.phase = FinalsPhase.DONE
-        return
+        progress.playing(plan)
     played = await trio.to_thread.run_sync(played_games, finals_db(store.path))
     say(f"the finals: {played} of {progress.total} games played, among"
         f" {', '.join(plan.entrants)}")

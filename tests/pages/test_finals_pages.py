@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import json
 
+import trio
 from pages_helpers import Browsers, csrf_of, entrant, sign_in
 from served import Served
 
 from referee.competition.finals import FinalStanding
 from referee.competition.finals_plan import FinalsPlan
-from referee.server.finals_link import FinalsPhase, finals_folder
+from referee.server.finals_link import (
+    FinalsPhase,
+    FinalsProgress,
+    finals_folder,
+    run_finals_link,
+)
 
 
 async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
@@ -98,3 +104,22 @@ async def test_the_finals_page_shows_progress_then_escaped_standings_and_the_rep
     report = await web.get("/finals/report/finals.html")
     assert report.status_code == 200 and "the finals' report" in report.text
     assert (await web.get("/finals/report/../../competition.sqlite")).status_code == 404
+
+
+async def test_finals_played_before_a_restart_are_shown_and_not_played_again(
+        served: Served) -> None:
+    store = served.state.store
+    plan = FinalsPlan(("ant@1", "bee@1"), 1, 2)
+    store.begin_finals(plan)
+    store.finish_finals()
+    folder = finals_folder(served.state.workspace)
+    folder.mkdir(parents=True)
+    row = FinalStanding(1, "ant@1", 1520.0, 1500.0, 1540.0, 2, 1.0)
+    (folder / "finals.json").write_text(json.dumps({"standings": [row.to_json()]}))
+    progress = FinalsProgress()
+    said: list[str] = []
+    with trio.fail_after(10):  # returns at once: nothing is played
+        await run_finals_link(served.state.config, store, served.state.workspace, progress,
+                              say=said.append)
+    assert progress.phase is FinalsPhase.DONE and progress.standings == (row,)
+    assert progress.plan == plan and progress.total == 2 and said == []
