@@ -11,7 +11,11 @@ A table is built around one *focus* bot:
   ``referee.ratings.online.misorder``), over its games: the focus is the bot whose
   place is least settled for the games it has had, so games go where the ranking is
   unsure while each bot's games stay balanced (a bot with twice the games needs twice
-  the doubt to be chosen).
+  the doubt to be chosen). No bot is the focus while it has more than ``BALANCE``
+  times the games of the field's least played bot out of placement (plus the
+  placement), and past that share it is drawn as an opponent only as rarely as one
+  the ratings are sure of: two bots the ratings can never tell apart (the same program
+  submitted twice) would otherwise take every game.
 * **Opponents whose outcome is most uncertain.** Seats are filled one at a time, each
   bot drawn with a weight that grows with how likely it is misordered with the bots
   already seated (a close match, or a bot the ratings know little of), so the table's
@@ -24,6 +28,7 @@ among the sizes the field is large enough for.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 
@@ -39,6 +44,9 @@ SHARPNESS = 2.0
 #: The least weight of an opponent, before the power: a table is found even when the
 #: ratings are sure of every order.
 FLOOR = 1e-3
+#: A bot is the focus only while its games are at most this many times those of the
+#: field's least played bot (placement games added to both).
+BALANCE = 8
 
 
 @attrs.frozen
@@ -67,6 +75,23 @@ def _need(entrant: Entrant, field: Sequence[Entrant]) -> float:
     return doubt / (1 + entrant.games)
 
 
+def _share(field: Sequence[Entrant], placement_games: int) -> float:
+    """The most games (placement added) a bot may have and still be the focus or drawn
+    as a close opponent: ``BALANCE`` times those of the least played bot out of
+    placement (newcomers are placed first whatever the others have)."""
+    placed = [e.games for e in field if e.games >= placement_games]
+    return BALANCE * (min(placed) + placement_games) if placed else math.inf
+
+
+def _weight(entrant: Entrant, table: Sequence[Entrant], balanced: bool) -> float:
+    """How likely ``entrant`` is drawn to join ``table``: its mean misorder chance with
+    the bots seated, the least when it has more than its share of games."""
+    if not balanced:
+        return math.pow(FLOOR, SHARPNESS)
+    doubt = sum(misorder(entrant.belief, seated.belief) for seated in table) / len(table)
+    return math.pow(max(FLOOR, doubt), SHARPNESS)
+
+
 def choose_table(
     field: Sequence[Entrant], size: int, rng: random.Random, *, placement_games: int
 ) -> tuple[str, ...] | None:
@@ -81,18 +106,16 @@ def choose_table(
     order = list(field)
     rng.shuffle(order)  # ties go to a random bot
     newcomers = [e for e in order if e.games < placement_games]
+    cap = _share(order, placement_games)
     if newcomers:
         focus = min(newcomers, key=lambda e: e.games)
     else:
-        focus = max(order, key=lambda e: _need(e, field))
+        focus = max((e for e in order if e.games + placement_games <= cap),
+                    key=lambda e: _need(e, field))
     table = [focus]
     rest = [e for e in order if e.name != focus.name]
     while len(table) < size:
-        weights = [
-            max(FLOOR, sum(misorder(e.belief, seated.belief) for seated in table)
-                / len(table)) ** SHARPNESS
-            for e in rest
-        ]
+        weights = [_weight(e, table, e.games + placement_games <= cap) for e in rest]
         pick = rng.choices(range(len(rest)), weights=weights)[0]
         table.append(rest.pop(pick))
     return tuple(e.name for e in table)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.competition.matchmaking import BALANCE, Entrant, choose_table, next_size
 from referee.ratings.online import Belief
 
 
@@ -82,3 +82,19 @@ def test_table_sizes_take_turns_among_those_the_field_fills() -> None:
     assert next_size((2, 4), {2: 3, 4: 1}, 3) == 2
     assert next_size((2, 4), {}, 1) is None
     assert next_size((4,), {}, 3) is None
+
+
+def test_two_bots_the_ratings_cannot_tell_apart_do_not_take_every_game() -> None:
+    """The same program submitted twice: its two versions stay a coin flip for the
+    ratings however many games they play, so their doubt never falls; the others, far
+    apart, have little. They still get their share (``BALANCE``)."""
+    spread = {"twin": 1500.0, "twin'": 1500.0, "low": 700.0, "high": 2300.0,
+              "top": 3100.0}
+    games = Counter({n: 0 for n in spread})
+    rng = random.Random(3)
+    for _ in range(600):
+        field = [entrant(n, mu, sigma=40.0, games=games[n]) for n, mu in spread.items()]
+        table = choose_table(field, 2, rng, placement_games=4)
+        assert table is not None
+        games.update(table)
+    assert max(games.values()) <= BALANCE * (min(games.values()) + 4), games
