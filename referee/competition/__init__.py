@@ -12,7 +12,14 @@ if TYPE_CHECKING:
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
     from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
-    from .pipeline import Workspace, accept_upload, bot_spec, run_pipeline
+    from .pipeline import (
+        Workspace,
+        accept_upload,
+        bot_spec,
+        check_upload_key,
+        new_upload_key,
+        run_pipeline,
+    )
     from .records import Participant, Submission
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
@@ -23,7 +30,8 @@ else:
         "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
         "finals_plan": ("FinalsPlan",),
         "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
-        "pipeline": ("Workspace", "accept_upload", "bot_spec", "run_pipeline"),
+        "pipeline": ("Workspace", "accept_upload", "bot_spec", "check_upload_key",
+                     "new_upload_key", "run_pipeline"),
         "records": ("Participant", "Submission"),
         "store": ("CompetitionStore",),
         "tokens": ("digest", "digests_match", "organizer_token"),
@@ -46,9 +54,11 @@ __all__ = [
     "Workspace",
     "accept_upload",
     "bot_spec",
+    "check_upload_key",
     "digest",
     "digests_match",
     "load_competition",
+    "new_upload_key",
     "organizer_token",
     "run_finals",
     "run_ladder",

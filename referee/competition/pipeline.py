@@ -12,6 +12,7 @@ every folder without a row is a leftover of a ``kill -9`` and removed
 from __future__ import annotations
 
 import functools
+import re
 import secrets
 import shutil
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import trio
 
 from referee.competition.build import NICENESS, run_build
 from referee.competition.config import CompetitionConfig
-from referee.competition.errors import Refused
+from referee.competition.errors import Refusal, Refused
 from referee.competition.manifest import find_root, read_manifest
 from referee.competition.records import Status, Step, Submission
 from referee.competition.store import CompetitionStore
@@ -32,8 +33,8 @@ from referee.compliance import BotReport, CheckSettings, check_bot
 from referee.config import make_command
 from referee.core import BotSpec, BotStartError, ResourceLimits, Sandbox
 
-__all__ = ["Accepted", "Workspace", "accept_upload", "bot_spec", "process", "run_pipeline",
-           "tidy"]
+__all__ = ["UPLOAD_KEY", "Accepted", "Workspace", "accept_upload", "bot_spec",
+           "check_upload_key", "new_upload_key", "process", "run_pipeline", "tidy"]
 
 #: Lines of a failed check shown to the participant.
 CHECK_LINES: Final = 40
@@ -91,6 +92,24 @@ def tidy(store: CompetitionStore, workspace: Workspace) -> int:
     return removed
 
 
+#: What an upload's idempotency key may be: 16 to 128 letters, digits, '-' and '_' (a
+#: client makes one at random, and sends it again with each retry of the same upload).
+UPLOAD_KEY: Final = re.compile(r"[A-Za-z0-9_-]{16,128}")
+
+
+def new_upload_key() -> str:
+    """A fresh random idempotency key for one upload."""
+    return secrets.token_urlsafe(24)
+
+
+def check_upload_key(key: str | None, what: str = "an upload's key") -> None:
+    """Refused (a bad upload) unless ``key`` is None or a well-formed key; ``what`` names
+    where the key came from in the message."""
+    if key is not None and UPLOAD_KEY.fullmatch(key) is None:
+        raise Refused(Refusal.BAD_UPLOAD, f"{what} must be 16 to 128 letters, digits,"
+                      " '-' and '_'")
+
+
 @attrs.frozen
 class Accepted:
     """What became of an upload: its submission, and whether the upload made it (False:
@@ -106,6 +125,11 @@ def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace:
     manifest or a participant over a limit (nothing is kept then). An upload with the
     idempotency ``key`` of one of the participant's earlier uploads (a retry) is
     dropped, and that earlier submission returned. Blocking."""
+    try:
+        check_upload_key(key)
+    except Refused:
+        archive.unlink(missing_ok=True)
+        raise
     limits = config.submissions
     folder = workspace.uploads / secrets.token_hex(16)
     try:

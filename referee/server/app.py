@@ -11,7 +11,6 @@ The pages (templates served by the same application) are added beside these rout
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -26,7 +25,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message
 
-from referee.competition import Participant, Refusal, Refused, accept_upload, digests_match
+from referee.competition import (
+    Participant,
+    Refusal,
+    Refused,
+    accept_upload,
+    check_upload_key,
+    digests_match,
+)
 from referee.server.pages import mount_pages
 from referee.server.state import ServerState
 
@@ -48,7 +54,6 @@ ARCHIVE_FIELD: Final = "archive"
 #: submission instead of making another (``taki-referee submit`` sends a new random key
 #: each time it runs, and the same key with each retry).
 KEY_HEADER: Final = "Idempotency-Key"
-KEY_PATTERN: Final = re.compile(r"[A-Za-z0-9_-]{16,128}")
 _CHUNK: Final = 1 << 16
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -158,21 +163,14 @@ async def _form_file(request: Request, limit: int) -> AsyncIterator[bytes]:
             yield chunk
 
 
-def _key(request: Request) -> str | None:
-    key = request.headers.get(KEY_HEADER)
-    if key is not None and KEY_PATTERN.fullmatch(key) is None:
-        raise Refused(Refusal.BAD_UPLOAD, f"the header {KEY_HEADER} must be 16 to 128"
-                      " letters, digits, '-' and '_'")
-    return key
-
-
 async def submit(request: Request) -> Response:
     """Receive an upload and queue it (202), or, for a retry of an upload already
     received (the same participant and idempotency key), answer with that upload's
     submission (200)."""
     state = _state(request)
     participant = await _participant(request)
-    key = _key(request)
+    key = request.headers.get(KEY_HEADER)
+    check_upload_key(key, f"the header {KEY_HEADER}")  # before the body is read
     limit = state.config.submissions.max_upload_mb << 20
     archive = await _receive(request, limit)
     accepted = await trio.to_thread.run_sync(

@@ -113,6 +113,36 @@ async def test_a_participant_uploads_through_the_form_and_watches_the_check(
     assert bad.status_code == 400 and 'id="problem"' in bad.text
 
 
+def upload_key_of(page: str) -> str:
+    match = re.search(r'name="upload_key" value="([^"]+)"', page)
+    assert match is not None, "the upload form carries no key"
+    return match.group(1)
+
+
+async def test_the_same_upload_form_sent_twice_makes_one_submission(
+        served: Served, browsers: Browsers) -> None:
+    """A double click, or the form sent again after the server restarted before it
+    answered: the form's key names the upload, and the second one is dropped."""
+    web = browsers.new()
+    await sign_in(web, served.tokens["alice"])
+    page = await web.get("/me")
+    key = upload_key_of(page.text)
+    body = targz(bot_folder(served.tmp / "bot", "twice"))
+    fields = {"csrf": csrf_of(page.text), "upload_key": key}
+    for _ in range(2):
+        answer = await web.post("/me/upload", files={"archive": ("bot.tar.gz", body)},
+                                data=fields)
+        assert answer.status_code == 303, answer.text
+    assert len(served.state.store.submissions("alice")) == 1
+    # A new rendering of the form is a new upload.
+    again = await web.get("/me")
+    assert upload_key_of(again.text) != key
+    bad = await web.post("/me/upload", files={"archive": ("bot.tar.gz", body)},
+                         data={**fields, "upload_key": "short"})
+    assert bad.status_code == 400 and "key must be 16 to 128" in bad.text
+    assert len(served.state.store.submissions("alice")) == 1
+
+
 async def test_a_rejected_submission_shows_its_step_and_output_escaped(
         served: Served, browsers: Browsers) -> None:
     build = "echo '<script>alert(3)</script>'; exit 3"

@@ -9,7 +9,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition import Refused, accept_upload, digest, digests_match
+from referee.competition import Refused, accept_upload, digest, digests_match, new_upload_key
 from referee.server.pages.forms import checked_form, save_archive
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import (
@@ -111,7 +111,7 @@ async def my_page(request: Request, *, problem: str = "", token: str = "",
     frozen = await trio.to_thread.run_sync(site.state.store.frozen)
     return await site.page(request, "me.html", lambda: {
         "subs": subs, "limits": limits, "frozen": frozen, "problem": problem,
-        "token": token}, session=session, status=status)
+        "token": token, "upload_key": new_upload_key()}, session=session, status=status)
 
 
 async def my_submissions(request: Request) -> Response:
@@ -122,22 +122,31 @@ async def my_submissions(request: Request) -> Response:
                                private=True)
 
 
+#: The upload form's idempotency key: a fresh one with each rendering of the form, so
+#: that the same form sent twice (a double click, a resend after the server restarted)
+#: makes one submission.
+UPLOAD_KEY_FIELD = "upload_key"
+
+
 async def upload(request: Request) -> Response:
     site = site_of(request)
     session = await participant_session(site, request)
     state = site.state
     limit = state.config.submissions.max_upload_mb << 20
     form = await checked_form(request, session.csrf, upload_limit=limit)
+    key = form.get(UPLOAD_KEY_FIELD)
     try:
         archive = await save_archive(form, state.workspace.incoming, limit)
     finally:
         await form.close()
     try:
-        await trio.to_thread.run_sync(accept_upload, state.store, state.config,
-                                      state.workspace, session.name, archive)
+        accepted = await trio.to_thread.run_sync(
+            accept_upload, state.store, state.config, state.workspace, session.name,
+            archive, key if isinstance(key, str) else None)
     except Refused as exc:
         return await my_page(request, problem=exc.message, status=400)
-    state.wake_pipeline()
+    if accepted.new:
+        state.wake_pipeline()
     return _see_other("/me")
 
 
