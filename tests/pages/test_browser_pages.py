@@ -231,4 +231,5 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
         boss.wait_for_timeout(500)
         boss.reload()
     assert {"ace@1", "bee@1"} <= set(boss.inner_text("#standings").split())
+    shoot(boss, "finals")
     assert problems == []
