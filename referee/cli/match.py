@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from rich.console import Console
 from rich.table import Table
 
@@ -125,11 +126,27 @@ def game_count(args: argparse.Namespace, bots: int) -> int:
     games: int = args.games if args.games is not None else bots * (args.series or 1)
     if games < 1:
         raise UsageError("--games must be at least 1")
-    if args.strikes < 1:
-        raise UsageError("--strikes must be at least 1")
-    if args.void_replays < 0:
-        raise UsageError("--void-replays must be at least 0")
     return games
+
+
+def checked_settings(**fields: Any) -> MatchSettings:
+    """MatchSettings of ``fields`` taken from the command's options; UsageError naming
+    the option for a value out of its bounds (the bounds are MatchSettings' own
+    validators, whose message starts with the field's name)."""
+    try:
+        return MatchSettings(**fields)
+    except ValueError as exc:  # "strikes must be at least 1, not 0"
+        field, _, rest = str(exc).partition(" ")
+        raise UsageError(f"--{field.replace('_', '-')} {rest}") from None
+
+
+def match_settings(args: argparse.Namespace, rules: Rules, time: TimeControl) -> MatchSettings:
+    """The games' settings of a match command (the master seed comes later: it is
+    printed, and a bad option is refused before anything is printed)."""
+    return checked_settings(
+        rules=rules, time=time, fault_policy=args.fault_policy, strikes=args.strikes,
+        restart=not args.no_restart, replay_dir=args.replay_dir, log_dir=args.log_dir,
+        void_replays=args.void_replays)
 
 
 async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeControl) -> int:
@@ -139,23 +156,14 @@ async def run_match_command(args: argparse.Namespace, rules: Rules, time: TimeCo
     bots = sandboxed_bots(args, bots)
     names = [b.name for b in bots]
     games = game_count(args, len(bots))
+    settings = match_settings(args, rules, time)
     require_deal(rules, len(bots))
     require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
     seed = master_seed(args)
     # Logs are named after a run id, never the seed: a bot that lists the log directory
     # (the referee's working directory is an unsandboxed bot's) must not learn the deals.
     run = secrets.token_hex(RUN_ID_BYTES)
-    settings = MatchSettings(
-        rules=rules,
-        time=time,
-        fault_policy=args.fault_policy,
-        strikes=args.strikes,
-        restart=not args.no_restart,
-        replay_dir=args.replay_dir,
-        log_dir=args.log_dir,
-        master_seed=seed,
-        void_replays=args.void_replays,
-    )
+    settings = attrs.evolve(settings, master_seed=seed)
     outcomes: list[GameOutcome] = []
     tally = FaultTally()
     order = {g.game_id: i for i, g in enumerate(schedule(names, games, seed, args.series))}

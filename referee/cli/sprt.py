@@ -9,12 +9,12 @@ import sys
 import attrs
 from rich.console import Console
 
-from referee.cli.match import master_seed, require_deal, require_directories
+from referee.cli.match import checked_settings, master_seed, require_deal, require_directories
 from referee.cli.output import FaultTally, describe_counts, print_json, progress
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import sandboxed_bots
 from referee.config import available_cpus, parse_bot_arg
-from referee.core import GameOutcome, MatchSettings, TimeControl, UsageError
+from referee.core import GameOutcome, TimeControl, UsageError
 from referee.league import FORFEITS, game_score, require_bots, run_sprt
 from referee.ratings import Sprt, SprtState
 from referee.rules import Rules
@@ -49,15 +49,16 @@ async def run_sprt_command(args: argparse.Namespace, rules: Rules, time: TimeCon
         old = attrs.evolve(old, name=f"{old.name}-old")
     new, old = sandboxed_bots(args, [new, old])
     sprt = checked_sprt(args)
-    require_deal(rules, 2)
-    require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
-    seed = master_seed(args)
-    settings = MatchSettings(
-        rules=rules, time=time, log_dir=args.log_dir, master_seed=seed,
+    settings = checked_settings(
+        rules=rules, time=time, log_dir=args.log_dir,
         void_replays=args.void_replays,
         replay_dir=args.replay_dir,
         replays_lost_by=new.name if args.replays == "lost" else None,
     )
+    require_deal(rules, 2)
+    require_directories(("--log-dir", args.log_dir), ("--replay-dir", args.replay_dir))
+    seed = master_seed(args)
+    settings = attrs.evolve(settings, master_seed=seed)
     concurrency = args.concurrency or available_cpus()
     if not args.no_bot_check:
         # A baseline that cannot start would lose every game: H1 for a broken OLD.

@@ -182,7 +182,8 @@ def test_missing_bot_binary_in_any_seat(tmp_path: Path) -> None:
     ([RANDOM, RANDOM, "--move-ms", "-5"], "move_ms must be positive"),
     ([RANDOM, RANDOM, "--bank-ms", "0"], "bank_ms must be positive"),
     ([RANDOM, RANDOM, "--increment-ms", "100"], "increment_ms requires a bank"),
-    ([RANDOM, RANDOM, "--strikes", "0"], "--strikes must be at least 1"),
+    ([RANDOM, RANDOM, "--strikes", "0"], "--strikes must be at least 1, not 0"),
+    ([RANDOM, RANDOM, "--void-replays", "-1"], "--void-replays must be at least 0, not -1"),
     ([RANDOM, RANDOM, "--rules", "taki-1980"],
      "bad rules: unknown rules preset 'taki-1980' (known: super-taki-2018, super-taki-classic)"),
     ([RANDOM, RANDOM, "--flag", "pyramid"], "--flag needs NAME=VALUE"),
@@ -260,6 +261,16 @@ def test_a_file_where_a_directory_is_wanted(
         captured = capsys.readouterr()
         assert message in captured.err and captured.out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "league.toml"]
+
+
+def test_sprt_refuses_a_bad_void_replays_in_one_line(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["sprt", RANDOM, RANDOM, "--void-replays", "-2", "--no-bot-check",
+                 "--log-dir", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert "--void-replays must be at least 0, not -2" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
 
 
 def test_the_match_schedule_is_made_as_it_is_played() -> None:
