@@ -19,6 +19,7 @@ import attrs
 import psutil
 import pytest
 import trio
+from dask_cluster import local_cluster
 from jsonout import strict_json
 from probing import check_reports, probe_league, probe_reports
 from processes import (
@@ -68,43 +69,13 @@ RANDOM = f"python {REPO / 'sample_bots' / 'random_bot.py'}"
 REFEREE = Path(sys.executable).with_name("taki-referee")
 
 
-#: A LocalCluster in a process of its own, so that this test process has no child
-#: left when the module ends (not even multiprocessing's resource tracker). It runs
-#: until its input closes.
-CLUSTER = """\
-import sys
-from distributed import LocalCluster
-
-with LocalCluster(
-    n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
-) as cluster:
-    print(cluster.scheduler_address, flush=True)
-    sys.stdin.read()
-"""
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The scheduler address of a 2-worker LocalCluster (one thread per worker)."""
     log = tmp_path_factory.mktemp("cluster") / "cluster.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=err, start_new_session=True,
-        )
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        address = proc.stdout.readline().decode().strip()
-        assert address.startswith("tcp://"), log.read_text()
+    with local_cluster(log, "n_workers=2, threads_per_worker=1, processes=True") as (
+            address, _):
         yield address
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        proc.stdout.close()
 
 
 @pytest.fixture

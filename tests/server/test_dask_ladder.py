@@ -3,10 +3,6 @@ their games on the cluster's worker, and the games land in the competition's dat
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +11,7 @@ import attrs
 import psutil
 import pytest
 import trio
+from dask_cluster import local_cluster
 from served import RANDOM_BOT, Served, bot_folder, targz
 
 from referee.league.store import ResultStore
@@ -26,40 +23,15 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
     raise ImportError(f"the Dask ladder test needs dask[distributed] ({exc}); ./tasks test"
                       " installs it") from None
 
-#: A one-worker LocalCluster (threads in its own process) in a process of its own, so
-#: that this test process keeps no child; it runs until its input closes.
-CLUSTER = """\
-import sys
-from distributed import LocalCluster
-
-with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp://",
-                  host="127.0.0.1",
-                  dashboard_address=":0") as cluster:
-    print(cluster.scheduler_address, flush=True)
-    sys.stdin.read()
-"""
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    """The scheduler's address and the pid of the process that runs the cluster."""
-    log = tmp_path / "cluster.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", CLUSTER], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=err, start_new_session=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        address = proc.stdout.readline().decode().strip()
-        assert address.startswith("tcp://127.0.0.1:"), log.read_text()
-        yield address.removeprefix("tcp://"), proc.pid
-    finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        proc.stdout.close()
+    """The scheduler's address and the pid of the process that runs the cluster: one
+    worker of two threads in that process, on 127.0.0.1."""
+    with local_cluster(tmp_path / "cluster.log", 'n_workers=1, threads_per_worker=2,'
+                       ' processes=False, protocol="tcp://", host="127.0.0.1"') as (
+                           address, pid):
+        assert address.startswith("tcp://127.0.0.1:")
+        yield address.removeprefix("tcp://"), pid
 
 
 def _descends_from(pid: int, ancestor: int) -> bool:
