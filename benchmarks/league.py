@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from anchor import checked_out
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -72,10 +74,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        baseline = root / "baseline"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--quiet", "--detach",
-                        str(baseline), args.baseline], check=True)
-        try:
+        with checked_out(args.baseline, root / "baseline") as baseline:
             kinds = {
                 "baseline": (baseline, []),
                 "current": (REPO, []),
@@ -88,9 +87,6 @@ def main() -> int:
                     folder = root / kind
                     folder.mkdir(exist_ok=True)
                     speeds[kind].append(run(tree, folder, args.deals, extra))
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(baseline)], check=False)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"python {sys.version.split()[0]}, {2 * args.deals} games a league, {args.rounds}"
           f" rounds, load average {load} ({os.cpu_count()} CPUs)")

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+from anchor import checked_out
 
 REPO = Path(__file__).resolve().parent.parent
 BOT = REPO / "benchmarks" / "bots" / "cpu_share_bot.py"
@@ -159,10 +160,7 @@ def main() -> int:
     totals = {"baseline": Figures(), "current": Figures()}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        baseline = root / "baseline"
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--quiet", "--detach",
-                        str(baseline), args.baseline], check=True)
-        try:
+        with checked_out(args.baseline, root / "baseline") as baseline:
             leagues = {
                 "baseline": (baseline, league_file(root, "baseline", args.deals, args.move_ms,
                                                    None)),
@@ -186,9 +184,6 @@ def main() -> int:
                               f" voided plays {figures.void_plays} (games"
                               f" {figures.voided_games}), {took:.0f} s,"
                               f" loadavg {load:.1f}", flush=True)
-        finally:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
-                            str(baseline)], check=False)
     print(f"baseline ({args.baseline}): {totals['baseline'].summary()}")
     print(totals["current"].summary())
     return 0
