@@ -11,13 +11,15 @@ from served import bot_folder, targz
 
 from referee.competition.config import CompetitionConfig
 from referee.competition.pipeline import Workspace, accept_upload, run_pipeline
-from referee.competition.records import Status
+from referee.competition.records import Status, Submission
 from referee.competition.store import CompetitionStore
 from referee.compliance.run import CheckSettings
 
 
-async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
-        tmp_path: Path) -> None:
+def uploaded(tmp_path: Path) -> tuple[CompetitionConfig, CompetitionStore, Workspace,
+                                      Submission]:
+    """A competition with one participant, alice, whose upload of a random bot was just
+    accepted (queued, nothing built yet)."""
     config = CompetitionConfig(path=tmp_path / "competition.toml")
     store = CompetitionStore(tmp_path / "c.sqlite")
     store.add_participant("alice")
@@ -27,6 +29,12 @@ async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
     archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
     sub = accept_upload(store, config, workspace, "alice", archive).submission
     assert not archive.exists()
+    return config, store, workspace, sub
+
+
+async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
+        tmp_path: Path) -> None:
+    config, store, workspace, sub = uploaded(tmp_path)
     # as a server killed during the check leaves it:
     assert store.start(sub.id, Status.CHECKING)
     (workspace.folder(sub) / "logs").mkdir()
@@ -66,14 +74,7 @@ async def test_a_scenario_that_fails_once_runs_again_before_a_rejection(
         return BotReport("rnd-check", "python random_bot.py", outcomes, 1.0)
 
     monkeypatch.setattr(pipeline, "check_bot", flaky_once)
-    config = CompetitionConfig(path=tmp_path / "competition.toml")
-    store = CompetitionStore(tmp_path / "c.sqlite")
-    store.add_participant("alice")
-    workspace = Workspace(tmp_path / "files")
-    workspace.create()
-    archive = workspace.incoming / "a.upload"
-    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
-    sub = accept_upload(store, config, workspace, "alice", archive).submission
+    config, store, workspace, sub = uploaded(tmp_path)
     done = await pipeline.process(sub, store, config, workspace)
     assert done.status is Status.ACTIVE
     assert runs == [frozenset(), frozenset({"error-mid-game"})]
