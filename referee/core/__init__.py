@@ -8,7 +8,7 @@ from referee import lazy_face
 if TYPE_CHECKING:
     from .bounds import at_least, between
     from .clock import CPU_STARVED_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
-    from .defaults import DEFAULT_JOIN_TIMEOUT_S
+    from .defaults import DEFAULT_JOIN_TIMEOUT_S, DEFAULT_TIME_BASIS
     from .errors import RefereeError, UsageError, UserError
     from .fairness import (
         STARVED_WAIT_CAP,
@@ -55,11 +55,13 @@ if TYPE_CHECKING:
     from .series import SeriesGame, SeriesResult, series_results
     from .specs import REMOTE, BotCommand, BotSpec, HardLimits, ResourceLimits, Sandbox
     from .time_use import TimeRecorder, TimeUse
+    from .waiting import Look, Measure, Need, Verdict, WaitPolicy, WaitTimeout
 else:
     __getattr__ = lazy_face(__name__, {
         "bounds": ("at_least", "between"),
         "clock": ("CPU_STARVED_CAP", "MAX_MS", "SeatClock", "TimeBasis", "TimeControl"),
-        "defaults": ("DEFAULT_JOIN_TIMEOUT_S",),
+        "waiting": ("Look", "Measure", "Need", "Verdict", "WaitPolicy", "WaitTimeout"),
+        "defaults": ("DEFAULT_JOIN_TIMEOUT_S", "DEFAULT_TIME_BASIS"),
         "errors": ("RefereeError", "UsageError", "UserError"),
         "fairness": (
             "Blame", "InfraEvent", "STARVED_WAIT_CAP", "WaitFigures", "charged_ms",
@@ -89,6 +91,7 @@ else:
 __all__ = [
     "CPU_STARVED_CAP",
     "DEFAULT_JOIN_TIMEOUT_S",
+    "DEFAULT_TIME_BASIS",
     "EXIT_SEEN_MS",
     "GOODBYE_MS",
     "MAX_MS",
@@ -112,7 +115,10 @@ __all__ = [
     "GameOutcome",
     "HardLimits",
     "InfraEvent",
+    "Look",
     "MatchSettings",
+    "Measure",
+    "Need",
     "RefereeError",
     "Replay",
     "ReplayError",
@@ -130,7 +136,10 @@ __all__ = [
     "TimeUse",
     "UsageError",
     "UserError",
+    "Verdict",
     "WaitFigures",
+    "WaitPolicy",
+    "WaitTimeout",
     "WorkUnit",
     "apply_entry",
     "at_least",

@@ -17,10 +17,10 @@ from taki_protocol import GameOver, Message
 
 from referee.core.clock import TimeControl
 from referee.core.fairness import Blame, WaitFigures, judge
-from referee.core.faults import BotTimeout
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
+from referee.core.waiting import WaitTimeout
 from referee.match.unit import BotOpener, play_unit
 from referee.rules import Rules
 from referee.shell.bots import BotConnection, open_bot
@@ -140,8 +140,7 @@ class StarvedAtGameOver(BotConnection):
 
     async def send(self, message: Message, timeout_s: float | None = None) -> float:
         if isinstance(message, GameOver):
-            self.last_wait = STARVED
-            raise BotTimeout("did not read game_over")
+            raise WaitTimeout("did not read game_over", STARVED)
         return await super().send(message, timeout_s)
 
 
