@@ -54,7 +54,7 @@ async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Pat
     deadline itself: starved_cap 1) times out: the game is voided and played again by
     fresh processes, at most void_replays times; past that it is stored as voided,
     without a result (never a loss)."""
-    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000)
+    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000, time_basis=TimeBasis.WALL)
     with busy_machine(8 * CPUS):
         [outcome] = await play([hostile("spinner", "80"), RANDOM], tmp_path, time,
                                void_replays=1, starved_cap=1)
@@ -76,7 +76,7 @@ async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Pat
 
 async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -> None:
     """A bot that yields the CPU to everyone (nice 19) and times out chose to."""
-    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000)
+    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000, time_basis=TimeBasis.WALL)
     with busy_machine(2 * CPUS):
         [outcome] = await play([hostile("spinner", "80", "nice"), RANDOM], tmp_path, time)
     assert outcome.infra == ()
@@ -87,7 +87,7 @@ async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -
 async def test_a_bot_that_forks_busy_loops_buys_no_void(tmp_path: Path) -> None:
     """A losing bot that overloads the machine with its own busy children times out and
     forfeits: their CPU time is its own."""
-    time = TimeControl(move_ms=300, reaction_ms=300, startup_ms=30_000)
+    time = TimeControl(move_ms=300, reaction_ms=300, startup_ms=30_000, time_basis=TimeBasis.WALL)
     [outcome] = await play([hostile("fork_busy"), RANDOM], tmp_path, time)
     assert not outcome.voided, [e.figures for e in outcome.infra]
     assert outcome.infra == ()
