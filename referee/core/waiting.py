@@ -140,6 +140,7 @@ class WaitPolicy:
         self.watched = watched
         self.cpu = basis is TimeBasis.CPU and (watched if metered is None else metered)
         self.deadline = start + self.span_s
+        self.wall_cap = cpu_wall_cap
         wall_cap = span_ms * (starved_cap if not self.cpu else cpu_wall_cap)
         self.cap = start + min(max(wall_cap, span_ms), MAX_MS) / 1000
         self.starved_cap = start + min(span_ms * CPU_STARVED_CAP, MAX_MS) / 1000
@@ -245,8 +246,9 @@ class WaitPolicy:
         if self.begun_at is None and self.watched:
             self.begun_at = now
         if used_ms > self.span_ms:
+            grace = f" + {self.grace_ms} ms grace" if self.grace_ms else ""
             return Verdict(False, used_ms, f"used {used_ms:.0f} ms of CPU time, allowed"
-                                           f" {self.told_ms:.0f} ms")
+                                           f" {self.told_ms:.0f} ms{grace}")
         if now >= self.cap:
             if used_ms < self.told_ms and self.begun_at is not None:
                 # Less CPU than it was told it has: judged.
@@ -268,6 +270,8 @@ class WaitPolicy:
 
     def _cpu_timeout(self, now: float, figures: WaitFigures | None) -> Verdict:
         waited = (now - self.start) * 1000
+        grace = f" + {self.grace_ms} ms grace" if self.grace_ms else ""
         return Verdict(False, self.used_ms,
-                       f"no answer within {waited:.0f} ms of wall time (it used"
-                       f" {self.used_ms:.0f} ms of CPU time of {self.told_ms:.0f})", figures)
+                       f"no answer within {waited:.0f} ms of wall time (the cap: {self.wall_cap}"
+                       f" times {self.told_ms:.0f} ms{grace}; it used {self.used_ms:.0f} ms of"
+                       " CPU time)", figures)

@@ -201,7 +201,8 @@ def test_the_cpu_time_is_read_again_when_it_could_next_pass_the_deadline() -> No
 
 def test_a_bot_over_its_cpu_time_times_out_as_its_own() -> None:
     verdict = cpu().woke(START + SPAN, used_ms=106.0)
-    assert verdict == Verdict(False, 106.0, "used 106 ms of CPU time, allowed 100 ms", None)
+    detail = "used 106 ms of CPU time, allowed 100 ms + 5 ms grace"
+    assert verdict == Verdict(False, 106.0, detail, None)
 
 
 def test_a_bot_that_used_its_cpu_time_times_out_at_the_wall_cap() -> None:
@@ -209,7 +210,9 @@ def test_a_bot_that_used_its_cpu_time_times_out_at_the_wall_cap() -> None:
     assert policy.cap == pytest.approx(START + CPU_WALL_CAP * SPAN)
     verdict = policy.woke(policy.cap, used_ms=100.0)
     assert isinstance(verdict, Verdict) and not verdict.answered and verdict.figures is None
-    assert "of wall time (it used 100 ms of CPU time of 100)" in verdict.detail
+    assert verdict.detail == (f"no answer within {CPU_WALL_CAP * SPAN_MS} ms of wall time (the"
+                              f" cap: {CPU_WALL_CAP} times 100 ms + 5 ms grace; it used 100 ms"
+                              " of CPU time)")
 
 
 def test_a_bot_starved_at_the_wall_cap_is_waited_for_up_to_the_starved_cap() -> None:

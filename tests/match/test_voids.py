@@ -18,7 +18,6 @@ from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.match.game import GameOutcome, MatchSettings
 from referee.match.unit import play_unit
-from referee.rules import Rules
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ROOT / "tests" / "hostile_bots"
@@ -49,6 +48,7 @@ async def play(bots: Sequence[BotSpec], tmp_path: Path, time: TimeControl,
         return await play_unit(match_games([b.name for b in bots], 1, 1), bots, config)
 
 
+@pytest.mark.slow
 async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Path) -> None:
     """An honest bot that the machine starves of CPU until its wait's cap (here the
     deadline itself: starved_cap 1) times out: the game is voided and played again by
@@ -74,6 +74,7 @@ async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Pat
     assert len(logs) == 2
 
 
+@pytest.mark.slow
 async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -> None:
     """A bot that yields the CPU to everyone (nice 19) and times out chose to."""
     time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000, time_basis=TimeBasis.WALL)
@@ -84,6 +85,7 @@ async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -
     assert forfeit is not None and forfeit.reason == "timeout"
 
 
+@pytest.mark.slow
 async def test_a_bot_that_forks_busy_loops_buys_no_void(tmp_path: Path) -> None:
     """A losing bot that overloads the machine with its own busy children times out and
     forfeits: their CPU time is its own."""
@@ -124,22 +126,7 @@ async def test_the_cpu_basis_charges_cpu_time_not_waiting(tmp_path: Path) -> Non
     assert seats["hostile"].time.max is not None and seats["hostile"].time.max < 100
 
 
-async def test_the_cpu_basis_waits_for_a_starved_bot_instead_of_voiding(
-    tmp_path: Path,
-) -> None:
-    """Under the CPU basis a bot starved at its wall-time cap is waited for (up to
-    CPU_STARVED_CAP times its deadline): it is charged its CPU time, which stays in
-    its limit, so it neither times out nor voids the game."""
-    time = TimeControl(move_ms=50, reaction_ms=50, startup_ms=30_000, time_basis=TimeBasis.CPU)
-    with busy_machine(8 * CPUS):
-        [outcome] = await play([hostile("spinner", "60"), RANDOM], tmp_path, time,
-                               rules=Rules(hand_size=3))
-    assert outcome.infra == ()
-    seats = {s.bot: s for s in outcome.seats}
-    assert seats["hostile"].forfeit is None
-    assert seats["hostile"].time.max is not None and seats["hostile"].time.max <= 55
-
-
+@pytest.mark.slow
 async def test_a_starved_bot_that_overruns_its_cpu_time_forfeits(tmp_path: Path) -> None:
     """Waited for past its wall-time cap because the machine starved it, a bot that
     then uses more CPU time than it has forfeits: the void the starvation would have
