@@ -22,7 +22,7 @@ from referee.core.fairness import Blame, InfraEvent, WaitFigures
 from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import load_report, rating_history, render_report, write_report
-from referee.present.report_tables import crosstable, games_table, replay_link
+from referee.present.report_tables import _href, crosstable, games_table, locate_replay
 from referee.ratings.elo import GameResult, fit_elo
 from referee.ratings.leaderboard import rate
 from referee.rules import Rules
@@ -102,13 +102,16 @@ def test_replay_links_are_relative_to_the_page(tmp_path: Path, monkeypatch: Any)
     out = tmp_path / "site" / "reports"
     out.mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
+
+    def link(stored: str) -> str:
+        return _href(locate_replay(stored, db), out)
+
     # Stored relative to the directory the league ran in, absolute, or next to the database.
-    assert replay_link("league/replays/g 1.json", db, out) == "../../league/replays/g%201.json"
-    absolute = str(tmp_path / "league" / "replays" / "g 1.json")
-    assert replay_link(absolute, db, out) == "../../league/replays/g%201.json"
+    assert link("league/replays/g 1.json") == "../../league/replays/g%201.json"
+    assert link(str(tmp_path / "league" / "replays" / "g 1.json")) == (
+        "../../league/replays/g%201.json")
     monkeypatch.chdir(out)
-    assert replay_link("replays/g 1.json", db, out) == "../../league/replays/g%201.json"
-    assert replay_link(None, db, out) is None
+    assert link("replays/g 1.json") == "../../league/replays/g%201.json"
 
 
 def test_the_page_shows_every_part(tmp_path: Path) -> None:
