@@ -9,7 +9,7 @@ from referee import lazy_face
 
 if TYPE_CHECKING:
     from .bounds import at_least, between
-    from .clock import CPU_STARVED_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
+    from .clock import CPU_STARVED_CAP, CPU_WALL_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
     from .defaults import DEFAULT_JOIN_TIMEOUT_S, DEFAULT_TIME_BASIS
     from .errors import RefereeError, UsageError, UserError
     from .fairness import (

@@ -40,6 +40,7 @@ from taki_protocol import (
 
 from referee import __version__
 from referee.core import (
+    CPU_WALL_CAP,
     EXIT_SEEN_MS,
     GOODBYE_MS,
     SHUTDOWN_WAIT_MS,
@@ -55,7 +56,6 @@ from referee.core import (
     WaitTimeout,
     scaled_s,
 )
-from referee.core.clock import CPU_WALL_CAP
 from referee.shell.cputime import CpuMeter, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process
