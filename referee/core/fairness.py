@@ -33,13 +33,15 @@ a wait is its request's time plus its allowance plus the time the bot was kept o
 CPU since the request, as the last judgement found it: while the bot is judged starved
 over the watched window, all the time its processes did not run since the request (the
 wait less their CPU time); otherwise, unless the timeout is the bot's or the game's own
-doing (below), the time they waited for a CPU since the request (by the kernel's count).
-A wait whose deadline so moved lies ahead is watched and judged again (at least
-:func:`min_extension_ms` later; a bot that may be waiting for a CPU as a window ends is
-watched a step longer, :func:`may_be_waiting`), up to a cap (:data:`STARVED_WAIT_CAP`
-times the allowance by default). An answer read after its deadline is judged on its
-waits for a CPU since the request (every one of them ended, and is counted, once it
-answered), plus the referee's own wait for a CPU over the window (at most its lateness).
+doing (below), the time they waited for a CPU (by the kernel's count: since the request
+where it was read then, else over the watched window). A wait whose deadline so moved
+lies ahead is watched and judged again (at least :func:`min_extension_ms` later; a bot
+that may be waiting for a CPU as a window ends is watched a step longer,
+:func:`may_be_waiting`), up to a cap (:data:`STARVED_WAIT_CAP` times the allowance by
+default). An answer read after its deadline is judged on the same waits for a CPU (every
+one of them ended, and is counted, once it answered), plus the referee's lateness the
+figures hold. The rules of the wait itself (when to look, what to charge, the
+referee's own lateness) are ``referee.core.waiting``'s.
 The bot is charged the wait less its extensions (:func:`charged_ms`): the time it could
 think. A bot whose deadline so moved has passed anyway had its time: its timeout is its
 own; only a wait that reaches the cap with the bot still starved is an infrastructure
