@@ -166,7 +166,8 @@ class RefereeRun:
     bots_cpu_us: float  # CPU time of the two bots per decision, whole run
 
 
-async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
+async def referee_rate(games: int, minimal: bool = False, basis: str | None = None,
+                       ) -> RefereeRun:
     """Decisions per second of ``play_unit`` between two random bots and the referee's
     CPU time per decision, both from the end of the first game to the end of the last
     (so that starting and stopping the bots is left out, as (a) leaves out starting its
@@ -182,7 +183,10 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
         )
         for i in (1, 2)
     ]
-    settings = MatchSettings(time=TimeControl(move_ms=5000, reaction_ms=5000))
+    time_control = TimeControl(move_ms=5000, reaction_ms=5000)
+    if basis is not None:
+        time_control = attrs.evolve(time_control, time_basis=basis)
+    settings = MatchSettings(time=time_control)
     marks: list[tuple[float, float, int]] = []  # (time, referee CPU, actions) a game
 
     def finished(outcome: GameOutcome) -> None:
@@ -230,7 +234,7 @@ async def run(args: argparse.Namespace, anchor: Path | None = None) -> tuple[flo
         profiler = cProfile.Profile() if args.profile else None
         if profiler is not None:
             profiler.enable()
-        ref = await referee_rate(args.games)
+        ref = await referee_rate(args.games, basis=args.time_basis)
         if profiler is not None:
             profiler.disable()
         ratios.append(ref.rate / echo)
@@ -283,6 +287,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile the referee in (b)")
     parser.add_argument("--minimal", action="store_true",
                         help="also (c): the referee between two minimal bots (no bot SDK)")
+    parser.add_argument("--time-basis", choices=("cpu", "wall"), default=None,
+                        help="the time basis of (b) (default: the referee's default)")
     parser.add_argument("--anchor", metavar="COMMIT",
                         help="also run this commit's ipc.py, alternating (e.g. 2b78c12)")
     args = parser.parse_args()

@@ -17,9 +17,10 @@ the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrade
 "unknown" (None) where ``/proc`` does not tell, and nothing here raises.
 
 Costs (``benchmarks/ipc.py`` measures a decision): a quick reading (the CPU basis, twice
-a decision) re-reads files kept open: the bot's cgroup counter where it has one, else
-one ``clock_gettime``, the root's ``stat`` and its threads' ``children`` (a few
-microseconds); a request answered before its check point reads nothing else. A thorough
+a decision) re-reads files kept open (``referee.shell.cpucounter``): the bot's cgroup
+counter where it has one, else each of its processes' CPU clock, ``stat`` and threads'
+``children`` (a few microseconds a process); a request answered before its check point
+reads nothing else. A thorough
 sample scans ``/proc`` (a few milliseconds on a busy host), and is taken only by waits
 that reached their check point.
 """
@@ -35,12 +36,12 @@ from typing import Final
 
 import attrs
 
+from referee.shell.cpucounter import TreeCounter, process_cpu_ms, reaped_ms
 from referee.shell.limits import CGROUP_ROOT, PARENT
 
 __all__ = ["CpuMeter", "CpuSample", "HostSample", "host_sample", "load_per_cpu",
            "own_cgroup_dirs"]
 
-_TICK_MS: Final = 1000.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 _CPUS: Final = os.cpu_count() or 1
 _OWN_NICE: Final = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
 
@@ -64,16 +65,6 @@ def _stat_fields(pid: int) -> list[bytes] | None:
     if not data:
         return None
     return data[data.rfind(b")") + 2:].split()
-
-
-def _process_cpu_ms(pid: int) -> float | None:
-    """The CPU time of all the threads of process ``pid`` (live or ended), from its CPU
-    clock; None once it is gone (or where there is no such clock)."""
-    clock = ((~pid) << 3) | 2  # the kernel's CPU clock of a process (CPUCLOCK_SCHED)
-    try:
-        return time.clock_gettime_ns(clock) / 1e6
-    except (OSError, OverflowError, AttributeError):
-        return None
 
 
 def _children(pid: int) -> list[int]:
@@ -185,13 +176,6 @@ class CpuSample:
                    if pid in before)
 
 
-def _reaped_ms(fields: list[bytes] | None) -> float:
-    """``cutime + cstime`` of a process (its reaped children), in ms."""
-    if fields is None or len(fields) < 15:
-        return 0.0
-    return (int(fields[13]) + int(fields[14])) * _TICK_MS
-
-
 def _cgroup_ms(dirs: Sequence[Path]) -> float | None:
     for d in dirs:
         data = _read(str(d / "cpuacct.usage"), 64)
@@ -223,105 +207,6 @@ def own_cgroup_dirs(pid: int, root: Path = CGROUP_ROOT) -> tuple[Path, ...]:
     return tuple(found)
 
 
-def _pread(fd: int, size: int) -> bytes | None:
-    try:
-        return os.pread(fd, size, 0)
-    except OSError:
-        return None
-
-
-def _open(path: Path | str) -> int | None:
-    try:
-        return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-
-
-def _counter_file(dirs: Sequence[Path]) -> tuple[Path, bool] | None:
-    """The file of the first cgroup of ``dirs`` that counts CPU time, and whether it is
-    cgroup v1's ``cpuacct.usage`` (nanoseconds) rather than v2's ``cpu.stat``."""
-    for d in dirs:
-        if (d / "cpuacct.usage").exists():
-            return d / "cpuacct.usage", True
-        if (d / "cpu.stat").exists():
-            return d / "cpu.stat", False
-    return None
-
-
-class _Counter:
-    """The cheap reading of a bot's CPU time that every request under the CPU basis
-    takes twice, from files kept open (re-read with ``pread``, no path lookups): the
-    bot's own cgroup's counter where it has one (everything the bot started, reaped or
-    not, in one read); else the root process's CPU clock (all its threads, one system
-    call), its ``stat`` (its reaped children, and how many threads it has) and its
-    threads' ``children`` files; a live child, rare, is read the thorough way."""
-
-    def __init__(self, pid: int, cgroup_dirs: Sequence[Path]) -> None:
-        self.pid = pid
-        self.cgroup: int | None = None
-        self.cgroup_v1 = False
-        found = _counter_file(cgroup_dirs) if cgroup_dirs else None
-        if found is not None:
-            self.cgroup, self.cgroup_v1 = _open(found[0]), found[1]
-        self.stat = None if self.cgroup is not None else _open(f"/proc/{pid}/stat")
-        self.threads = 0
-        self.children: list[int] = []
-
-    def close(self) -> None:
-        for fd in (self.cgroup, self.stat, *self.children):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.cgroup = self.stat = None
-        self.children = []
-
-    def cgroup_ms(self) -> float | None:
-        if self.cgroup is None:
-            return None
-        data = _pread(self.cgroup, 1024)
-        if data is None:
-            return None
-        if self.cgroup_v1:
-            return int(data) / 1e6 if data.strip().isdigit() else None
-        for line in data.splitlines():
-            key, _, value = line.partition(b" ")
-            if key == b"usage_usec" and value.strip().isdigit():
-                return int(value) / 1e3
-        return None
-
-    def _child_files(self, threads: int) -> list[int]:
-        """The ``children`` files of the root's threads, opened again when their
-        number changed."""
-        if threads != self.threads:
-            for fd in self.children:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            try:
-                tids = os.listdir(f"/proc/{self.pid}/task")
-            except OSError:
-                tids = []
-            opened = (_open(f"/proc/{self.pid}/task/{tid}/children") for tid in tids)
-            self.children = [fd for fd in opened if fd is not None]
-            self.threads = threads
-        return self.children
-
-    def root(self) -> tuple[float | None, list[int]]:
-        """The root's CPU time with its reaped children's, and its live children."""
-        cpu = _process_cpu_ms(self.pid)
-        data = None if self.stat is None or cpu is None else _pread(self.stat, 1024)
-        if not data or cpu is None:
-            return None, []
-        fields = data[data.rfind(b")") + 2:].split()
-        if fields[:1] in ([b"Z"], [b"X"]) or len(fields) < 18:
-            return None, []
-        kids: list[int] = []
-        for fd in self._child_files(int(fields[17])):
-            listed = _pread(fd, 4096)
-            if listed:
-                kids.extend(int(c) for c in listed.split())
-        return cpu + _reaped_ms(fields), kids
-
-
 class CpuMeter:
     """Reads the CPU time of one bot's process tree (its root is ``pid``, which leads
     its session), and its own cgroup's CPU counter when it has one.
@@ -335,7 +220,7 @@ class CpuMeter:
         #: further chose to yield.
         self.niceness = niceness
         self.cgroup_dirs = own_cgroup_dirs(pid) if cgroup_dirs is None else tuple(cgroup_dirs)
-        self._counter: _Counter | None = None
+        self._counter: TreeCounter | None = None
 
     def close(self) -> None:
         """Close the files of the cheap reading (idempotent; it opens them again when
@@ -360,11 +245,11 @@ class CpuMeter:
         delay: dict[int, float] | None = {} if thorough else None
         runnable = lowered = False
         for pid in pids:
-            cpu = _process_cpu_ms(pid)
+            cpu = process_cpu_ms(pid)
             if cpu is None:
                 continue
             fields = _stat_fields(pid)
-            by_pid[pid] = cpu + _reaped_ms(fields)
+            by_pid[pid] = cpu + reaped_ms(fields)
             if delay is not None:
                 delay[pid], running = _threads(pid)
                 runnable = runnable or running
@@ -373,27 +258,15 @@ class CpuMeter:
         return CpuSample(time.monotonic(), by_pid, delay, cgroup, runnable, lowered)
 
     def quick(self) -> CpuSample:
-        """The tree's CPU time now (for charging CPU time), the cheap way (``_Counter``):
-        one read of the bot's cgroup counter, or of its root process, plus its live
-        children when it has any; no session scan, no waits for a CPU."""
+        """The tree's CPU time now (for charging CPU time), the cheap way
+        (``referee.shell.cpucounter``): one read of the bot's cgroup counter, or of its
+        processes' files kept open; no session scan, no waits for a CPU."""
         if self._counter is None:
-            self._counter = _Counter(self.pid, self.cgroup_dirs)
-        counter = self._counter
-        cgroup = counter.cgroup_ms()
+            self._counter = TreeCounter(self.pid, self.cgroup_dirs)
+        cgroup = self._counter.cgroup_ms()
         if cgroup is not None:
             return CpuSample(time.monotonic(), {}, None, cgroup)
-        cpu, kids = counter.root()
-        if cpu is None:
-            return CpuSample(time.monotonic(), {}, None)
-        by_pid = {self.pid: cpu}
-        if kids:
-            pids = [*kids]
-            index = 0
-            while index < len(pids) and len(pids) < 4096:
-                pids.extend(c for c in _children(pids[index]) if c not in pids)
-                index += 1
-            by_pid.update(self._measure(pids, thorough=False).by_pid)
-        return CpuSample(time.monotonic(), by_pid, None)
+        return CpuSample(time.monotonic(), self._counter.by_pid(), None)
 
     def tree_sample(self) -> CpuSample:
         """The tree's CPU time and its threads' wait for a CPU (no session scan)."""
