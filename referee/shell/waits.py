@@ -6,11 +6,11 @@ until a time, and sample what it needs when none came by then.
 
 A wait is watched from its *check point* on: half its deadline under the wall basis,
 the deadline itself under the CPU basis (``referee.core.clock.TimeBasis``). A bot that
-answers before the check point costs nothing more than the wait itself (under the wall
-basis, one cheap reading of its CPU time as the request goes out); from the check point
+answers before the check point costs nothing more than the wait itself (under the CPU
+basis, the two cheap readings of its CPU time that it is charged). From the check point
 on, the bot's process tree, the other bots of the game and the host are sampled
-(``referee.shell.cputime``), and again when a window of the wait ends. The figures go
-to the pure judgement of ``referee.core.fairness``.
+(``referee.shell.cputime``), and again when a window of the wait ends. The figures go to
+the pure judgement of ``referee.core.fairness``.
 """
 
 from __future__ import annotations
@@ -83,6 +83,8 @@ class WaitWatch:
         self._host = host_sample()
         self._mine = None if self.meter is None else self.meter.tree_sample()
         self._others = [m.quick() for m in self.others]
+        if self._armed is None:  # not armed as the request went out: from here on
+            self._armed = self._mine
 
     def finish(self, wait_ms: float, late_ms: float, answer_waiting: bool,
                host: HostSample) -> WaitFigures:
