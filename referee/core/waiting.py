@@ -193,7 +193,11 @@ class WaitPolicy:
             seen = now  # the game's own bots made the referee late: no benefit of doubt
         late = attrs.evolve(figures, answer_waiting=True,
                             answer_late_ms=round(max(0.0, (seen - self.deadline) * 1000), 1))
-        self.credited_s = max(self.credited_s, extension_ms(late, self.grace_ms) / 1000)
+        # The windows follow each other: what was credited up to this window, plus this
+        # window's waits for a CPU, unless the figures since the request credit more.
+        window_s = 0.0 if game_doing(figures) else (figures.run_delay_ms or 0.0) / 1000
+        self.credited_s = max(self.credited_s + window_s,
+                              extension_ms(late, self.grace_ms) / 1000)
         extended = self.start + self.span_s + self.credited_s
         self.deadline = min(extended, self.cap)
         verdict = self._charged(seen)

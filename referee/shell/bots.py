@@ -308,8 +308,8 @@ class BotConnection:
             await self._refuse_unsolicited(message.TYPE)
         meter = self.cpu if basis is TimeBasis.CPU else None
         before = None if meter is None else meter.quick()
-        if watch is not None and before is not None:
-            watch.arm(before)  # else from its check point on: nothing read before it
+        if watch is not None:
+            watch.arm(before)  # the cheap reading: its CPU time since the request
         cap_ms = deadline_ms * (CPU_WALL_CAP if meter is not None else 1)
         start = await self.send(message, timeout_s=cap_ms / 1000)
         policy = WaitPolicy(start=start, span_ms=deadline_ms, told_ms=message.deadline_ms,

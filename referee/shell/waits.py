@@ -6,8 +6,9 @@ until a time, and sample what it needs when none came by then.
 
 A wait is watched from its *check point* on: half its deadline under the wall basis,
 the deadline itself under the CPU basis (``referee.core.clock.TimeBasis``). A bot that
-answers before the check point costs nothing more than the wait itself (under the CPU
-basis, the two cheap readings of its CPU time that it is charged). From the check point
+answers before the check point costs nothing more than the wait itself and the cheap
+readings of its CPU time (``referee.shell.cpucounter``: under the CPU basis the two it is
+charged by; under the wall basis one, as the request goes out). From the check point
 on, the bot's process tree, the other bots of the game and the host are sampled
 (``referee.shell.cputime``), and again when a window of the wait ends. The figures go to
 the pure judgement of ``referee.core.fairness``.
@@ -15,6 +16,7 @@ the pure judgement of ``referee.core.fairness``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -92,7 +94,6 @@ class WaitWatch:
         and ``late_ms`` after the time the referee meant to look; ``host`` was sampled
         when it ended, by the referee's thread. May run in another thread."""
         assert self._host is not None, "finish() of a wait that was not begun"
-        window_ms = max(0.0, (host.at - self._host.at) * 1000)
         cpu = delay = None
         runnable = lowered = False
         now = wait_cpu = wait_delay = sampled = None
@@ -108,6 +109,12 @@ class WaitWatch:
                 sampled = round((now.at - self._armed.at) * 1000, 1)
         others_now = [m.quick() for m in self.others]
         others = sum(n.since(s) for n, s in zip(others_now, self._others, strict=True))
+        # The samples end when the last one was taken, which a busy host may delay well
+        # past ``host``: the window and the wait run until then, so that the figures
+        # (a bot's waits for a CPU against its wait, say) cover the same span.
+        ended = time.monotonic()
+        window_ms = max(0.0, (ended - self._host.at) * 1000)
+        wait_ms += max(0.0, (ended - host.at) * 1000)
         self._end = (host, now, others_now)
         return WaitFigures(
             window_ms=window_ms,
@@ -151,10 +158,17 @@ async def timed_receive(conn: BotConnection, policy: WaitPolicy, watch: WaitWatc
         try:
             reply = await conn.receive(deadline=step.until)
         except trio.TooSlowError:
-            reply = await _waiting_message(conn, min_extension_ms(policy.span_ms) / 1000)
+            within_s = min_extension_ms(policy.span_ms) / 1000
+            reply = await _waiting_message(conn, within_s)
             if reply is None:
                 step = await _woke(conn, policy, step.then, watch, used)
-                continue
+                if not (isinstance(step, Verdict) and not step.answered):
+                    continue
+                # Measuring took the referee a while on a busy host: an answer that came
+                # meanwhile came while it was late.
+                reply = await _waiting_message(conn, within_s)
+                if reply is None:
+                    continue
         step = policy.answered(trio.current_time(), None if used is None else used())
 
 
