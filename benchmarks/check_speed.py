@@ -23,7 +23,7 @@ import trio
 from overload import busy
 
 from referee.compliance.run import CheckSettings, check_bot
-from referee.config.settings import parse_bot_arg
+from referee.config.bot_commands import parse_bot_arg
 
 REPO = Path(__file__).resolve().parent.parent
 BOTS = {
