@@ -88,13 +88,24 @@ def _failed(scenario: Scenario, problem: str, exchange: Exchange | None = None,
     )
 
 
+def _forfeit_problem(table: ScenarioTable, reason: str, last: Exchange | None) -> str:
+    """Why the bot forfeited; a timeout names the time it was allowed: the request's
+    ``deadline_ms`` (a reaction's, or the decision's under the scenario's time control)
+    plus the grace."""
+    problem = f"forfeited ({reason})"
+    if reason == "timeout" and last is not None and last.fault is not None:
+        problem += (f": allowed deadline_ms {last.request.deadline_ms} ms plus"
+                    f" {table.settings.time.grace_ms} ms of grace")
+    return problem
+
+
 async def _judge(table: ScenarioTable) -> ScenarioOutcome:
     """Whether the bot played the scenario's game through as the protocol asks."""
     scenario, conn = table.scenario, table.bot
     last = table.exchanges[-1] if table.exchanges else None
     for seat, reason, _, _ in table.state.forfeits:
         if seat == scenario.seat:
-            return _failed(scenario, f"forfeited ({reason})", last, conn.fault)
+            return _failed(scenario, _forfeit_problem(table, reason, last), last, conn.fault)
     if table.undeclared:
         return _failed(scenario, 'ended its turn with one card without declaring "last card"'
                        " and drew the penalty", table.undeclared[0])
