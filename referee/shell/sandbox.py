@@ -81,11 +81,13 @@ CONTAIN_VARIABLE: Final = "TAKI_REFEREE_CONTAIN"
 #: System directories a program needs to run, bound read-only when they exist.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 #: The parts of /etc that programs need (the dynamic linker's cache, names of users,
-#: time zone, certificates); the rest of /etc stays out of sight.
+#: time zone, certificates, and the configuration Debian's Java and Mono runtimes read at
+#: start: java.security, machine.config); the rest of /etc stays out of sight.
 ETC_ENTRIES = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
     "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
     "/etc/ca-certificates", "/etc/mime.types",
+    "/etc/java-17-openjdk", "/etc/java-21-openjdk", "/etc/mono",
 )
 #: The language a sandboxed bot gets when the referee has none.
 DEFAULT_LANG: Final = "C.UTF-8"
