@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .outcome import BotReport, ScenarioOutcome
+    from .outcome import BotReport, ScenarioOutcome, failure_summary
     from .run import CheckSettings, check_bot, scenario_catalogue
 else:
     __getattr__ = lazy_face(__name__, {
-        "outcome": ("BotReport", "ScenarioOutcome"),
+        "outcome": ("BotReport", "ScenarioOutcome", "failure_summary"),
         "run": ("CheckSettings", "check_bot", "scenario_catalogue"),
     })
 
@@ -20,5 +20,6 @@ __all__ = [
     "CheckSettings",
     "ScenarioOutcome",
     "check_bot",
+    "failure_summary",
     "scenario_catalogue",
 ]
