@@ -6,8 +6,9 @@ absolute path, a ``..``, a link (symbolic or hard), a device or a FIFO refuses t
 archive, as do more than ``max_files`` entries or more than ``max_bytes`` of content
 (counted as it is written, not as the archive announces it: a compression bomb stops at
 the limit). Files are created new (never through an existing path) with modes 0644 or
-0755 (executable when the archive says so); nothing else of the archive's metadata
-(owners, times, set-uid bits) is kept.
+0755 (executable when the archive says so) and keep the file times the archive gives
+(a build's "is it built already?" test compares them); nothing else of the archive's
+metadata (owners, set-uid bits) is kept.
 
 Blocking (file I/O and decompression): the server calls it in a thread.
 """
@@ -18,6 +19,7 @@ import lzma
 import os
 import stat
 import tarfile
+import time
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -47,6 +49,8 @@ class _Entry:
     is_dir: bool
     executable: bool
     open: object  # a callable returning a binary stream, for files
+    #: The file's modification time from the archive (seconds since the epoch), if any.
+    mtime: float | None = None
 
 
 def _bad(message: str) -> Refused:
@@ -76,7 +80,7 @@ def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
             yield _Entry(member.name, True, False, None)
         elif member.isreg():
             yield _Entry(member.name, False, bool(member.mode & 0o111),
-                         lambda m=member: archive.extractfile(m))
+                         lambda m=member: archive.extractfile(m), float(member.mtime))
         else:
             kind = ("a link" if member.issym() or member.islnk() else
                     "a FIFO" if member.isfifo() else "a device" if member.isdev() else
@@ -94,7 +98,19 @@ def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
                        " (only files and folders are allowed)")
         else:
             yield _Entry(info.filename, False, bool(mode & 0o111),
-                         lambda i=info: archive.open(i))
+                         lambda i=info: archive.open(i), _zip_time(info))
+
+
+def _zip_time(info: zipfile.ZipInfo) -> float | None:
+    """A zip entry's time (local time, as zip keeps it), or None when it is not one."""
+    try:
+        return time.mktime((*info.date_time, 0, 0, -1))
+    except (OverflowError, ValueError):
+        return None
+
+
+#: The file times kept: from the epoch to 2106 (beyond them a file gets the time now).
+_TIMES: Final = (0.0, float(2**32))
 
 
 def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
@@ -112,6 +128,10 @@ def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
                 raise Refused(Refusal.TOO_LARGE,
                               "the archive unpacks to more than the size limit")
             out.write(chunk)
+        out.flush()
+        mtime = entry.mtime
+        if mtime is not None and _TIMES[0] <= mtime < _TIMES[1]:
+            os.utime(out.fileno(), (mtime, mtime))
 
 
 def unpack(archive_path: Path, target: Path, limits: UnpackLimits) -> int:
