@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         bot_spec,
         check_upload_key,
         new_upload_key,
+        process,
         run_pipeline,
     )
     from .records import Participant, Submission
@@ -31,7 +32,7 @@ else:
         "finals_plan": ("FinalsPlan",),
         "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
         "pipeline": ("Workspace", "accept_upload", "bot_spec", "check_upload_key",
-                     "new_upload_key", "run_pipeline"),
+                     "new_upload_key", "process", "run_pipeline"),
         "records": ("Participant", "Submission"),
         "store": ("CompetitionStore",),
         "tokens": ("digest", "digests_match", "organizer_token"),
@@ -60,6 +61,7 @@ __all__ = [
     "load_competition",
     "new_upload_key",
     "organizer_token",
+    "process",
     "run_finals",
     "run_ladder",
     "run_pipeline",
