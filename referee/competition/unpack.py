@@ -134,13 +134,25 @@ def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
             os.utime(out.fileno(), (mtime, mtime))
 
 
+#: How a zip archive starts: a local file header, or the end record of an empty one.
+_ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def _starts_as_zip(path: Path) -> bool:
+    """Whether the archive is a zip, by its first bytes. (``zipfile.is_zipfile`` looks
+    for a zip's end record near the end of the file, and finds it in a tar whose last
+    member is a zip, a Java jar say.)"""
+    with path.open("rb") as file:
+        return file.read(4) in _ZIP_MAGIC
+
+
 def unpack(archive_path: Path, target: Path, limits: UnpackLimits) -> int:
     """Unpack the archive into the new folder ``target``; the number of files.
     Refused (BAD_UPLOAD or TOO_LARGE) for an unsafe or oversized archive; the caller
     removes ``target`` then."""
     target.mkdir(mode=0o755)
     try:
-        if zipfile.is_zipfile(archive_path):
+        if _starts_as_zip(archive_path):
             with zipfile.ZipFile(archive_path) as zipped:
                 return _unpack(_zip_entries(zipped), target, limits)
         with tarfile.open(archive_path, "r:*") as tarred:
