@@ -24,7 +24,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, Final
+from typing import IO, Final, TypeGuard
 
 import attrs
 
@@ -77,7 +77,7 @@ def safe_parts(name: str) -> tuple[str, ...]:
 def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
     for member in archive:
         if member.isdir():
-            yield _Entry(member.name, True, False, None)
+            yield _Entry(member.name, True, False, None, float(member.mtime))
         elif member.isreg():
             yield _Entry(member.name, False, bool(member.mode & 0o111),
                          lambda m=member: archive.extractfile(m), float(member.mtime))
@@ -92,7 +92,7 @@ def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in archive.infolist():
         mode = info.external_attr >> 16
         if info.is_dir():
-            yield _Entry(info.filename, True, False, None)
+            yield _Entry(info.filename, True, False, None, _zip_time(info))
         elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: a zip without Unix modes
             raise _bad(f"{info.filename!r} is a link or a special file"
                        " (only files and folders are allowed)")
@@ -129,9 +129,12 @@ def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
                               "the archive unpacks to more than the size limit")
             out.write(chunk)
         out.flush()
-        mtime = entry.mtime
-        if mtime is not None and _TIMES[0] <= mtime < _TIMES[1]:
-            os.utime(out.fileno(), (mtime, mtime))
+        if _kept(entry.mtime):
+            os.utime(out.fileno(), (entry.mtime, entry.mtime))
+
+
+def _kept(mtime: float | None) -> TypeGuard[float]:
+    return mtime is not None and _TIMES[0] <= mtime < _TIMES[1]
 
 
 #: How a zip archive starts: a local file header, or the end record of an empty one.
@@ -170,6 +173,7 @@ def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> in
     budget = [limits.max_bytes]
     count = 0
     seen: set[tuple[str, ...]] = set()
+    folder_times: list[tuple[Path, float]] = []
     for entry in entries:
         count += 1
         if count > limits.max_files:
@@ -192,6 +196,11 @@ def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> in
             if place.is_symlink() or (place.exists() and not place.is_dir()):
                 raise _bad(f"{entry.name!r} is a file and a folder")
             place.mkdir(mode=0o755, exist_ok=True)
+            if _kept(entry.mtime):
+                folder_times.append((place, entry.mtime))
         else:
             _write(entry, place, budget)
+    # Last, and the deepest first: writing into a folder changes its time.
+    for folder, mtime in sorted(folder_times, key=lambda item: -len(item[0].parts)):
+        os.utime(folder, (mtime, mtime), follow_symlinks=False)
     return count

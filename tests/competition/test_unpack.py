@@ -144,7 +144,11 @@ def test_the_archives_file_times_are_kept(tmp_path: Path) -> None:
     old[0].mtime, new[0].mtime = 1_600_000_000, 1_700_000_000
     bad = file_info("odd", b"x")
     bad[0].mtime = -5  # out of range: the time now
-    unpack(tar_with(tmp_path / "a.tar.gz", old, new, bad), tmp_path / "t", LIMITS)
+    src = tarfile.TarInfo("src")
+    src.type, src.mode, src.mtime = tarfile.DIRTYPE, 0o755, 1_500_000_000
+    unpack(tar_with(tmp_path / "a.tar.gz", (src, None), old, new, bad), tmp_path / "t",
+           LIMITS)
+    assert (tmp_path / "t" / "src").stat().st_mtime == 1_500_000_000  # after its file
     assert (tmp_path / "t" / "src" / "main.go").stat().st_mtime == 1_600_000_000
     assert (tmp_path / "t" / "build" / "bot").stat().st_mtime == 1_700_000_000
     assert (tmp_path / "t" / "odd").stat().st_mtime > 1_700_000_000
