@@ -19,6 +19,7 @@ from pathlib import Path
 import trio
 
 from referee.cli.submit import EXIT_REFUSED, upload_body
+from referee.cli.toolchains import describe_toolchains, sandbox_toolchains
 from referee.competition import (
     CompetitionConfig,
     CompetitionStore,
@@ -68,6 +69,7 @@ async def run_dry_run(path: Path, config_path: Path | None) -> int:
         root.chmod(0o755)  # the sandbox's user reads the upload's folder below
         config = _config(config_path, root)
         print(f"dry run: {path} ({len(body)} bytes), under {_describe(config)}", flush=True)
+        print(describe_toolchains(await sandbox_toolchains()), flush=True)
         try:
             store, workspace, sub = await trio.to_thread.run_sync(
                 _setup, root, root / "upload", body, config)

@@ -94,5 +94,5 @@ def test_submit_leaves_out_what_submitignore_names(tmp_path: Path) -> None:
                      "node_modules/lib.js"]
     assert times["bot.py"] == pytest.approx((folder / "bot.py").stat().st_mtime, abs=1)
     (folder / ".submitignore").write_text(".venv\n")
-    with pytest.raises(UsageError, match="name it in .submitignore"):
+    with pytest.raises(UsageError, match=r"name it in \.submitignore"):
         pack(folder)
