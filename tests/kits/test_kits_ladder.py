@@ -1,7 +1,8 @@
 """Every starter kit enters a competition's ladder as shipped, as its README's "Submit"
 section says: copied out with ``taki-referee kit``, its npm packages installed where the
 README says so (the server's build has no network), then uploaded with the real
-``submit`` to a real ``serve`` whose ladder is already playing. Each is built and checked
+``submit`` to a real ``serve`` whose ladder is already playing (the greedy sample bot, and
+the ISMCTS one made ready as sample_bots/README.md says). Each is built and checked
 in the sandbox, enters the ladder and plays games there.
 
 Slow (``-m slow``): eight builds and checks on the server, a Rust build among them."""
@@ -118,6 +119,18 @@ def copied_kit(language: str, where: Path) -> Path:
     return folder
 
 
+def ismcts_folder(where: Path) -> Path:
+    """The lines of sample_bots/README.md that make the ISMCTS bot's folder, run in
+    ``where`` (the repository's sample_bots and referee linked in)."""
+    readme = (REPO / "sample_bots" / "README.md").read_text()
+    block = readme.split("<!-- submit-ismcts", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in block.splitlines() if not line.startswith("taki-referee")]
+    for name in ("sample_bots", "referee"):
+        (where / name).symlink_to(REPO / name)
+    subprocess.run(["bash", "-euc", "\n".join(lines)], cwd=where, check=True, timeout=60)
+    return where / "ismcts"
+
+
 def test_every_kit_enters_a_playing_ladder_as_shipped(tmp_path: Path) -> None:
     (tmp_path / "competition.toml").write_text(COMPETITION)
     tokens = {name: participant(tmp_path, name) for name in ("house", *kit_names())}
@@ -126,12 +139,13 @@ def test_every_kit_enters_a_playing_ladder_as_shipped(tmp_path: Path) -> None:
     try:
         assert any("the sandbox's builds and bots find: python" in line
                    for line in server.seen), "".join(server.seen)
-        # The ladder is playing before the kits arrive: two sample bots.
-        for name in ("random_bot", "greedy_bot"):
-            folder = tmp_path / name
-            folder.mkdir()
-            (folder / f"{name}.py").write_text((REPO / "sample_bots" / f"{name}.py").read_text())
-            (folder / "bot.toml").write_text(f'name = "{name}"\ncommand = "python {name}.py"\n')
+        # The ladder is playing before the kits arrive: the greedy and the ISMCTS sample
+        # bots, the latter made ready as sample_bots/README.md says.
+        greedy = tmp_path / "greedy"
+        greedy.mkdir()
+        (greedy / "greedy_bot.py").write_text((REPO / "sample_bots" / "greedy_bot.py").read_text())
+        (greedy / "bot.toml").write_text('name = "greedy"\ncommand = "python greedy_bot.py"\n')
+        for folder in (greedy, ismcts_folder(tmp_path)):
             done = taki("submit", server.url, str(folder), "--token", tokens["house"],
                         cwd=tmp_path)
             assert done.returncode == 0, done.stdout + done.stderr
