@@ -41,6 +41,10 @@ concurrency = 2
 [submissions]
 concurrent_builds = 2
 
+[sandbox]
+build_seconds = 1200               # a C++ or Rust build beside a playing ladder, under load
+check_seconds = 1200
+
 [time]
 move_ms = 2000
 startup_ms = 20000
