@@ -67,3 +67,12 @@ def test_a_sound_bot_would_be_accepted(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "the server would accept it: greedy would play in the ladder" in done.stdout
     assert "check: all " in done.stdout
+
+
+def test_the_toolchains_line_names_what_is_there_and_what_is_not() -> None:
+    from referee.cli.toolchains import TOOLS, describe_toolchains
+
+    line = describe_toolchains({"node": "/usr/bin/node", "go": "/usr/bin/go"})
+    assert line.startswith("the sandbox's builds and bots find: python (the referee's 3.")
+    assert ", node (/usr/bin/node), go (/usr/bin/go); not there: " in line
+    assert line.endswith(", ".join(t for t in TOOLS if t not in ("node", "go")))
