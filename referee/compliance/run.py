@@ -310,5 +310,8 @@ async def check_bot(spec: BotSpec, settings: CheckSettings) -> BotReport:
         if not settings.wanted("handshake"):
             outcomes = outcomes[1:]
     else:  # shown whatever scenarios were asked for: nothing else could run
-        outcomes += [_failed(s, "not played: the bot failed its handshake") for s in games]
+        unplayed = "not played: the bot failed its handshake"
+        outcomes += [_lifecycle(name, unplayed) for name in LIFECYCLE
+                     if name != "handshake" and settings.wanted(name)]
+        outcomes += [_failed(s, unplayed) for s in games]
     return BotReport(spec.name, spec.display, tuple(outcomes), time.monotonic() - began)

@@ -175,3 +175,11 @@ async def test_a_failed_handshake_is_shown_and_nothing_else_plays(tmp_path: Path
     assert handshake.fault.public_detail == "no hello within the startup time of 300 ms"
     assert game.problem == "not played: the bot failed its handshake"
     assert not report.passed
+
+
+async def test_a_failed_handshake_counts_every_scenario(tmp_path: Path) -> None:
+    report = await check("python -c 'import sys; sys.exit(3)'", tmp_path=tmp_path)
+    assert [o.name for o in report.outcomes] == [n for n, _, _ in scenario_catalogue()]
+    assert all(o.problem == "not played: the bot failed its handshake"
+               for o in report.outcomes[1:])
+    assert report.outcomes[0].problem == "failed (crash)"
