@@ -92,8 +92,10 @@ def lower_priority(niceness: int) -> None:
 def _make_preexec(
     limits: list[tuple[int, int, int]], guard: GroupGuard | None,
     cgroup: CgroupHandle | None = None, niceness: int | None = None,
+    *, no_groups: bool = False,
 ) -> Callable[[], None] | None:
-    if not limits and guard is None and cgroup is None and niceness is None:
+    if not limits and guard is None and cgroup is None and niceness is None \
+            and not no_groups:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
@@ -105,6 +107,8 @@ def _make_preexec(
             resource.setrlimit(which, (soft, hard))
         if niceness is not None:  # after setsid: the new session's autogroup
             lower_priority(niceness)
+        if no_groups:  # bwrap run by root: none of root's groups reach the bot
+            os.setgroups([])
 
     return before_exec
 
@@ -135,11 +139,15 @@ async def open_bot_process(
     if stderr_cap_bytes < 0:
         raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
     env = command.child_env()
-    _resolve_executable(command, env)
     try:  # sandboxed, or contained in a pid namespace (in a thread: it may probe bwrap)
         start = await trio.to_thread.run_sync(bot_launch, command, env)
     except (SandboxError, OSError) as exc:
         raise BotStartError(command.display, str(exc)) from None
+    try:  # after the sandbox's check of the command's words: it tells nothing of the host
+        _resolve_executable(command, env)
+    except BaseException:
+        start.close()
+        raise
     hard = command.limits.hard()
     backend = limit_backend() if hard else None
     limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
@@ -169,7 +177,8 @@ async def open_bot_process(
             pass_fds=start.fds,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_make_preexec(limits, guard, cgroup, command.limits.niceness),
+            preexec_fn=_make_preexec(limits, guard, cgroup, command.limits.niceness,
+                                     no_groups=start.wrapped and os.geteuid() == 0),
         )
     except BaseException as exc:
         if log is not None:
