@@ -1,0 +1,169 @@
+"""The sandbox holds when the referee is root: the sandbox's user is a host user of its
+own, the kernel's settings and root's keys are out of reach, the filter denies what it
+says, and a command names nothing outside its bot. Hostile bots:
+tests/hostile_bots/host_probe.py (an ``illegal`` forfeit when it gets through).
+Each is also run where it gets through (bare, or contained), to prove the probe."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from jsonout import strict_json
+from processes import processes_naming
+
+from referee.cli.main import main
+from referee.core import BotCommand, BotStartError, Sandbox
+from referee.shell.sandbox_user import FIRST_ID, ID_COUNT
+from referee.shell.spawn import open_bot_process
+
+REPO = Path(__file__).resolve().parents[2]
+PROBE = REPO / "tests" / "hostile_bots" / "host_probe.py"
+RANDOM = f"python {REPO / 'sample_bots' / 'random_bot.py'} 1"
+ROOT = os.geteuid() == 0
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def match(capsys: pytest.CaptureFixture[str], mode: str, *options: str) -> tuple[Any, str]:
+    """The probe's forfeit (None when it played on) and its log."""
+    bots = [f"probe=python {PROBE} {mode}", RANDOM]
+    code = main(["match", *bots, "--games", "1", "--seed", "1", "--json", "--move-ms",
+                 "5000", "--log-dir", "logs", *options])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    (players,) = [g["players"] for g in strict_json(captured.out)["games"]]
+    log = "".join(p.read_text() for p in sorted(Path("logs").glob("*probe*.log")))
+    return next(p["forfeit"] for p in players if p["bot"] == "probe"), log
+
+
+def test_host_kernel_settings_are_out_of_reach(here: Path, capsys: pytest.CaptureFixture[str]
+                                              ) -> None:
+    forfeit, log = match(capsys, "sysctl", "--sandbox")
+    assert forfeit is None, log
+    for path in ("/proc/sys/vm/swappiness", "/proc/sys/kernel/core_pattern"):
+        assert f"cannot write {path}: Permission denied" in log, log
+    assert "cannot write /proc/sysrq-trigger" in log, log
+
+
+@pytest.mark.skipif(not ROOT, reason="the host writes only for root")
+@pytest.mark.usefixtures("uncontained")
+def test_the_sysctl_probe_gets_through_as_root_without_the_sandbox(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forfeit, log = match(capsys, "sysctl")  # writes each its current value: no change
+    assert forfeit is not None and forfeit["reason"] == "illegal", log
+
+
+def _host_uids(marker: str) -> set[int]:
+    uids = set()
+    for process in processes_naming(marker):
+        with open(f"/proc/{process}/status") as f:
+            uids |= {int(line.split()[1]) for line in f if line.startswith("Uid:")}
+    return uids
+
+
+async def _two_bots(marker: str) -> list[set[int]]:
+    script = "import time; time.sleep(60)"
+    seen = []
+    for n in range(2):
+        command = BotCommand((sys.executable, "-c", script, f"{marker}-{n}"),
+                             sandbox=Sandbox())
+        async with open_bot_process(command):
+            deadline = time.monotonic() + 20
+            while not (uids := _host_uids(f"{marker}-{n}")) and time.monotonic() < deadline:
+                await trio.sleep(0.05)
+            seen.append(uids)
+    return seen
+
+
+@pytest.mark.skipif(not ROOT, reason="run by another user, the sandbox's user is that user")
+def test_a_sandboxed_bot_is_a_host_user_of_its_own() -> None:
+    first, second = trio.run(_two_bots, f"uid-{uuid.uuid4().hex}")
+    # bwrap's own process outside stays root (it holds the namespaces); the bot and the
+    # sandbox's pid 1 run as a host user from the range, each bot another.
+    bot_uids = [uids - {0} for uids in (first, second)]
+    assert all(len(u) == 1 for u in bot_uids), (first, second)
+    (a,), (b,) = bot_uids
+    assert FIRST_ID <= a < FIRST_ID + ID_COUNT and FIRST_ID <= b < FIRST_ID + ID_COUNT
+    assert a != b
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_personality_cannot_turn_off_address_randomisation(
+        here: Path, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    forfeit, log = match(capsys, "personality", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+    assert log.count("refused: Operation not permitted") == 4, log
+
+
+@pytest.mark.usefixtures("uncontained")
+def test_the_personality_probe_gets_through_without_the_filter(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forfeit, log = match(capsys, "personality")
+    assert forfeit is not None and forfeit["reason"] == "illegal", log
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_proc_keys_shows_nothing(here: Path, capsys: pytest.CaptureFixture[str], how: str
+                                 ) -> None:
+    forfeit, log = match(capsys, "keys", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_a_minimal_dev_without_userfaultfd_or_consoles(
+        here: Path, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    forfeit, log = match(capsys, "devices", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+    assert "no userfaultfd: No such file or directory" in log, log
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/userfaultfd"), reason="no /dev/userfaultfd here")
+@pytest.mark.usefixtures("uncontained")
+def test_the_devices_probe_gets_through_bare(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    forfeit, log = match(capsys, "devices")
+    assert forfeit is not None and forfeit["reason"] == "illegal", log
+
+
+def _submission(tmp_path: Path) -> tuple[Path, Path]:
+    """A competition's layout: a secret beside the bots' folders, and a bot's folder."""
+    root = tmp_path / "comp"
+    bot = root / "uploads" / "7" / "source"
+    bot.mkdir(parents=True)
+    (root / "organizer.token").write_text("0123456789abcdef\n")
+    (root / "competition.sqlite").write_text("the database")
+    for path in (root, root / "uploads", root / "uploads" / "7"):
+        path.chmod(0o711)
+    (bot / "bot.py").write_text(PROBE.read_text())
+    (bot / "_common.py").write_text((PROBE.parent / "_common.py").read_text())
+    return root, bot
+
+
+@pytest.mark.parametrize("word", ["../../../organizer.token", "../../../competition.sqlite",
+                                  "/etc/shadow", "/etc/no-such-file", "sub/../../x"])
+def test_a_word_outside_the_bots_folder_is_refused_in_one_line(tmp_path: Path, word: str
+                                                               ) -> None:
+    _, bot = _submission(tmp_path)
+    command = BotCommand(("python3", "bot.py", "file", word), cwd=str(bot),
+                         sandbox=Sandbox())
+
+    async def start() -> None:
+        async with open_bot_process(command):
+            pass
+
+    with pytest.raises(BotStartError) as caught:
+        trio.run(start)
+    message = str(caught.value)
+    assert "names a path outside the bot's folder" in message and "\n" not in message
+    assert "0123456789abcdef" not in message
