@@ -20,7 +20,6 @@ from processes import processes_naming
 
 from referee.cli.main import main
 from referee.core import BotCommand, BotStartError, Sandbox
-from referee.shell.sandbox_user import FIRST_ID, ID_COUNT
 from referee.shell.spawn import open_bot_process
 
 REPO = Path(__file__).resolve().parents[2]
@@ -88,6 +87,8 @@ async def _two_bots(marker: str) -> list[set[int]]:
 
 @pytest.mark.skipif(not ROOT, reason="run by another user, the sandbox's user is that user")
 def test_a_sandboxed_bot_is_a_host_user_of_its_own() -> None:
+    from referee.shell.sandbox_user import FIRST_ID, ID_COUNT  # noqa: PLC0415
+
     first, second = trio.run(_two_bots, f"uid-{uuid.uuid4().hex}")
     # bwrap's own process outside stays root (it holds the namespaces); the bot and the
     # sandbox's pid 1 run as a host user from the range, each bot another.
