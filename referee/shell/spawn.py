@@ -20,7 +20,13 @@ from typing import BinaryIO
 
 import trio
 
-from referee.core import BotCommand, BotStartError, ResourceLimits, open_private
+from referee.core import (
+    BotCommand,
+    BotStartError,
+    FileWriteError,
+    ResourceLimits,
+    open_private,
+)
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
@@ -162,7 +168,14 @@ async def open_bot_process(
 
     log: BinaryIO | None = None
     if stderr_path is not None:
-        log = open_private(stderr_path)  # 0600 in a directory made 0700
+        try:
+            log = open_private(stderr_path)  # 0600 in a directory made 0700
+        except OSError as exc:  # e.g. a file where the log folder was
+            start.close()
+            if cgroup is not None:
+                cgroup.remove()
+            raise FileWriteError(f"cannot write the bot's log {stderr_path}:"
+                                 f" {exc.strerror or exc}") from None
     guard: GroupGuard | None = None
     try:
         # The guard first: the bot's process tells it its group before its exec.

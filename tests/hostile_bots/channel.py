@@ -21,6 +21,7 @@ cannot even be opened); the sender prints ``sent``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import os
@@ -126,10 +127,8 @@ class Inotify:
         events = 0
         while (left := end - time.time()) > 0:
             if select.select([self.fd], [], [], left)[0]:
-                try:
+                with contextlib.suppress(BlockingIOError):
                     events += len(os.read(self.fd, 65536)) > 0
-                except BlockingIOError:
-                    pass
         return float(events)
 
 
@@ -204,10 +203,8 @@ def main() -> None:
         for bit, (begin, end) in zip(bits, slots(float(start), slot_s, len(bits)), strict=True):
             sleep_until(begin)
             if bit == "1":
-                try:
+                with contextlib.suppress(OSError):
                     SENDERS[channel](end)
-                except OSError:
-                    pass
         print("sent", flush=True)
         return
     try:

@@ -13,6 +13,7 @@ Usage: host_probe.py MODE [ARG...]
   devices      open /dev/userfaultfd, find /dev/tty0
   inodes N     create N empty files in /tmp
   file =PATH   read a file named after "=" (not a word of the command)
+  logdir       put a file where the referee's log folder (./logs) is
 """
 
 import ctypes
@@ -122,8 +123,22 @@ def read_file() -> bool:
     return True
 
 
-MODES = {"sysctl": sysctl, "personality": personality, "keys": keys, "devices": devices,
-         "inodes": inodes, "file": read_file}
+def logdir() -> bool:
+    import shutil
+
+    try:
+        shutil.rmtree("logs")
+        with open("logs", "w") as f:
+            f.write("not a folder")
+    except OSError as exc:
+        say(f"cannot replace logs: {exc.strerror}")
+        return False
+    say("replaced logs with a file")
+    return False  # plays on: the referee's next start finds the file
+
+
+MODES = {"logdir": logdir, "sysctl": sysctl, "personality": personality, "keys": keys,
+         "devices": devices, "inodes": inodes, "file": read_file}
 
 
 def hook(bot: Bot, request: Request) -> bool:

@@ -69,7 +69,7 @@ def test_locks_on_a_shared_file_carry_nothing(channel: str, how: str) -> None:
 
 @pytest.mark.parametrize("how", ["sandboxed", "contained"])
 def test_inotify_is_denied(how: str) -> None:
-    sent, got = pair("inotify", 40, how)
+    _sent, got = pair("inotify", 40, how)
     assert got.startswith("denied: [Errno 1]"), got
 
 

@@ -87,7 +87,7 @@ async def _two_bots(marker: str) -> list[set[int]]:
 
 @pytest.mark.skipif(not ROOT, reason="run by another user, the sandbox's user is that user")
 def test_a_sandboxed_bot_is_a_host_user_of_its_own() -> None:
-    from referee.shell.sandbox_user import FIRST_ID, ID_COUNT  # noqa: PLC0415
+    from referee.shell.sandbox_user import FIRST_ID, ID_COUNT
 
     first, second = trio.run(_two_bots, f"uid-{uuid.uuid4().hex}")
     # bwrap's own process outside stays root (it holds the namespaces); the bot and the
@@ -168,3 +168,29 @@ def test_a_word_outside_the_bots_folder_is_refused_in_one_line(tmp_path: Path, w
     message = str(caught.value)
     assert "names a path outside the bot's folder" in message and "\n" not in message
     assert "0123456789abcdef" not in message
+
+
+def test_a_file_where_the_log_folder_was_is_a_one_line_error(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A contained bot shares the host's files: it replaces ./logs with a file while it
+    # plays; the next bot's start cannot write its log.
+    bots = [f"probe=python {PROBE} logdir", RANDOM]
+    code = main(["match", *bots, "--games", "2", "--seed", "1", "--log-dir", "logs"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert "cannot write the bot's log logs/" in last and last.endswith(": Not a directory")
+
+
+@pytest.mark.skipif(not ROOT, reason="said only when root runs the bots")
+def test_root_is_told_that_limits_bind_only_in_the_sandbox(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["match", f"python {PROBE} keys", RANDOM, "--games", "1", "--seed", "1",
+                 "--pids", "64", "--log-dir", "logs"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.count("bots run as root without --sandbox can escape their limits") == 1
+    code = main(["match", f"python {PROBE} keys", RANDOM, "--games", "1", "--seed", "1",
+                 "--pids", "64", "--sandbox", "--log-dir", "logs"])
+    assert "can escape their limits" not in capsys.readouterr().err
