@@ -70,6 +70,7 @@ from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 __all__ = [
     "CONTAIN_VARIABLE",
     "SANDBOX_PACKAGE",
+    "SANDBOX_PIDS",
     "Containment",
     "Launch",
     "SandboxError",
@@ -86,6 +87,9 @@ SANDBOX_PACKAGE: Final = "bubblewrap"
 #: ``TAKI_REFEREE_CONTAIN=off``: unsandboxed bots run as they are.
 CONTAIN_VARIABLE: Final = "TAKI_REFEREE_CONTAIN"
 
+#: The process limit of a sandboxed bot that has none (threads count: a JVM or a .NET
+#: runtime starts a few dozen).
+SANDBOX_PIDS: Final = 256
 #: The language a sandboxed bot gets when the referee has none.
 DEFAULT_LANG: Final = "C.UTF-8"
 #: The sandboxed bot's home: its private /tmp.

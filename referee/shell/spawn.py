@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+import attrs
 import trio
 
 from referee.core import (
@@ -30,7 +31,7 @@ from referee.core import (
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
-from referee.shell.sandbox import SandboxError, WrappedBotProcess
+from referee.shell.sandbox import SANDBOX_PIDS, SandboxError, WrappedBotProcess
 from referee.shell.sandbox import launch as bot_launch
 from referee.shell.services import service_nursery
 
@@ -119,6 +120,19 @@ def _make_preexec(
     return before_exec
 
 
+def _with_default_pids(command: BotCommand) -> ResourceLimits:
+    """The command's limits, with :data:`SANDBOX_PIDS` for a sandboxed bot that has no
+    process limit, where one binds the bot alone: a cgroup, or (the referee is root)
+    ``RLIMIT_NPROC`` of the bot's own host user. Under prlimit for another user, that
+    limit would count every process of the user: none then."""
+    limits = command.limits
+    if command.sandbox is None or limits.pids is not None:
+        return limits
+    if limit_backend().name == "prlimit" and os.geteuid() != 0:
+        return limits
+    return attrs.evolve(limits, pids=SANDBOX_PIDS)
+
+
 def _describe_spawn_error(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         where = f" ({exc.filename})" if exc.filename else ""
@@ -154,9 +168,10 @@ async def open_bot_process(
     except BaseException:
         start.close()
         raise
-    hard = command.limits.hard()
+    wanted = _with_default_pids(command)
+    hard = wanted.hard()
     backend = limit_backend() if hard else None
-    limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
+    limits = rlimits(wanted) + (backend.rlimits(hard) if backend else [])
     cgroup = None
     if backend is not None:
         try:
@@ -190,7 +205,7 @@ async def open_bot_process(
             pass_fds=start.fds,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_make_preexec(limits, guard, cgroup, command.limits.niceness,
+            preexec_fn=_make_preexec(limits, guard, cgroup, wanted.niceness,
                                      no_groups=start.wrapped and os.geteuid() == 0),
         )
     except BaseException as exc:
