@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHANNEL = ROOT / "tests" / "hostile_bots" / "channel.py"
 #: Each channel's slot in milliseconds and bits per run.
-SLOTS = {"flock": (5, 200), "fcntl": (5, 200), "inotify": (10, 200), "loadavg": (20, 100),
-         "sysinfo": (20, 100), "cpu": (50, 80)}
+SLOTS = {"flock": (5, 200), "fcntl": (5, 200), "inotify": (40, 100), "loadavg": (20, 100),
+         "sysinfo": (20, 100), "cpu": (100, 60)}
 START_S = 4.0
 
 

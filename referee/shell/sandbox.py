@@ -64,7 +64,14 @@ from referee.shell.bot_paths import (
 )
 from referee.shell.proc_masks import mask_options
 from referee.shell.process import BotProcess
-from referee.shell.sandbox_user import SANDBOX_ID, next_host_id, user_namespace
+from referee.shell.sandbox_user import (
+    SANDBOX_ID,
+    TMPFS_BASE,
+    make_tmpfs_base,
+    next_host_id,
+    tmpfs_mounter,
+    user_namespace,
+)
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 
 __all__ = [
@@ -200,6 +207,9 @@ class Launch:
     cwd: str | None
     env: Mapping[str, str] | None
     fds: tuple[int, ...] = ()
+    #: What the process must do between fork and exec, last (as root: mount its
+    #: sandbox's /tmp and /dev/shm), if anything.
+    in_child: Callable[[], None] | None = None
 
     @property
     def wrapped(self) -> bool:
@@ -262,8 +272,8 @@ def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
 
 
 def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequence[str],
-                     env: Mapping[str, str] | None, more_fds: tuple[int, ...] = ()
-                     ) -> Launch:
+                     env: Mapping[str, str] | None, more_fds: tuple[int, ...] = (),
+                     in_child: Callable[[], None] | None = None) -> Launch:
     """The launch of ``bwrap --args FD -- ARGV...``, where FD holds
     ``options(seccomp_fd)``, NUL-separated (bwrap reads only options there), with the
     masks of /proc (:mod:`referee.shell.proc_masks`) right after ``--proc``.
@@ -291,7 +301,7 @@ def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequ
     except BaseException:
         Launch((), None, None, fds).close()
         raise
-    return Launch((bwrap, "--args", str(args), "--", *argv), None, env, fds)
+    return Launch((bwrap, "--args", str(args), "--", *argv), None, env, fds, in_child)
 
 
 def sandbox_env(command: BotCommand, bound: Sequence[str]) -> dict[str, str]:
@@ -346,10 +356,13 @@ def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
     users = (["--userns", str(userns[0]), "--unshare-pid", "--unshare-ipc", "--unshare-net",
               "--unshare-uts", "--unshare-cgroup-try"] if userns else
              ["--unshare-all", "--unshare-user", *_disable_userns(bwrap)])
+    if as_root:
+        make_tmpfs_base()
     return _through_args_fd(
         bwrap, lambda fd: [*users, *_sandbox_options(fd, sandbox, system, extra, here, cwd,
-                                                      env)],
-        [named.get(word, word) for word in argv], env, userns)
+                                                      env, mounted=as_root)],
+        [named.get(word, word) for word in argv], env, userns,
+        tmpfs_mounter(sandbox.tmp_mb) if as_root else None)
 
 
 def _readable_by_others(paths: Sequence[str]) -> None:
@@ -368,13 +381,19 @@ def _readable_by_others(paths: Sequence[str]) -> None:
 
 def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
                      extra: Sequence[str], here: str, cwd: str | None,
-                     env: Mapping[str, str]) -> list[str]:
+                     env: Mapping[str, str], *, mounted: bool) -> list[str]:
+    """bwrap's options after the namespaces'. ``mounted``: /tmp and /dev/shm are the
+    tmpfs mounted under :data:`TMPFS_BASE` before bwrap starts (bounded in inodes too),
+    else bwrap's own (bounded in size)."""
+    size = str(sandbox.tmp_mb << 20)
+    tmp, shm = (["--bind", f"{TMPFS_BASE}/{name}", where] if mounted else
+                ["--size", size, "--tmpfs", where]
+                for name, where in (("tmp", "/tmp"), ("shm", "/dev/shm")))
     # The private /tmp first: a path under /tmp bound after it stays visible on top of it.
     out = [
         "--cap-drop", "ALL", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
-        "--hostname", "sandbox",
-        "--proc", "/proc", "--dev", "/dev", "--size", str(sandbox.tmp_mb << 20),
-        "--tmpfs", "/tmp", "--seccomp", str(seccomp_fd), "--clearenv",
+        "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev", *tmp,
+        "--seccomp", str(seccomp_fd), "--clearenv",
     ]
     for key, value in env.items():
         out += ["--setenv", key, value]
@@ -384,8 +403,7 @@ def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
     # the mount points) and /dev (its device nodes still work) become read-only; /tmp
     # and a /dev/shm of the same bound (POSIX shared memory and semaphores, e.g. Python's
     # multiprocessing) stay the places to write.
-    out += ["--remount-ro", "/", "--remount-ro", "/dev",
-            "--size", str(sandbox.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+    out += ["--remount-ro", "/", "--remount-ro", "/dev", *shm]
     return [*out, "--chdir", here if cwd is not None else SANDBOX_HOME]
 
 

@@ -34,9 +34,11 @@ import ctypes
 import itertools
 import os
 import subprocess
+from collections.abc import Callable
 from typing import Final
 
-__all__ = ["FIRST_ID", "HOST_ROOT_INSIDE", "ID_COUNT", "SANDBOX_ID", "next_host_id",
+__all__ = ["FIRST_ID", "HOST_ROOT_INSIDE", "ID_COUNT", "INODES_PER_MIB", "SANDBOX_ID",
+           "TMPFS_BASE", "make_tmpfs_base", "next_host_id", "tmpfs_mounter",
            "user_namespace"]
 
 #: The first host uid (and gid) of sandboxed bots run by root; far above the ranges
@@ -86,3 +88,50 @@ def user_namespace(host_id: int) -> int:
         assert child.stdin is not None
         child.stdin.close()
         child.wait()
+
+
+#: Where, in a bot's own mount namespace, its /tmp and /dev/shm are mounted before
+#: bwrap binds them (an empty folder on the host: the mounts are never seen there).
+TMPFS_BASE: Final = "/run/taki-referee/tmpfs"
+#: Inodes (files, folders) per MiB of a bot's /tmp and /dev/shm: one per 4 KiB.
+INODES_PER_MIB: Final = 256
+_CLONE_NEWNS: Final = 0x00020000
+_MS_NOSUID: Final = 0x2
+_MS_NODEV: Final = 0x4
+_MS_REC: Final = 0x4000
+_MS_SLAVE: Final = 0x80000
+
+
+def make_tmpfs_base() -> None:
+    """The host folder the bots' tmpfs are mounted on (root only)."""
+    os.makedirs(TMPFS_BASE, mode=0o755, exist_ok=True)
+
+
+def tmpfs_mounter(size_mb: int) -> Callable[[], None]:
+    """What to call between fork and exec, as root, for a mount namespace of the
+    process's own where :data:`TMPFS_BASE` holds ``tmp`` and ``shm``, each a tmpfs of
+    ``size_mb`` MiB and ``size_mb`` * :data:`INODES_PER_MIB` inodes (bwrap's
+    ``--tmpfs`` bounds only the size: a bot could fill the host's kernel memory with
+    empty files). Everything it needs is looked up here, before the fork."""
+    libc = _libc()
+    unshare, mount, get_errno = libc.unshare, libc.mount, ctypes.get_errno
+    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                      ctypes.c_char_p]
+    base = TMPFS_BASE.encode()
+    options = f"size={size_mb}m,nr_inodes={size_mb * INODES_PER_MIB},mode=1777".encode()
+    flags = _MS_NOSUID | _MS_NODEV
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            raise OSError(get_errno(), what)
+
+    def mount_in_child() -> None:
+        check(unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        check(mount(None, b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
+        check(mount(b"tmpfs", base, b"tmpfs", flags, b"size=64k,nr_inodes=8,mode=0755"),
+              "mount tmpfs")
+        for name in (b"/tmp", b"/shm"):
+            os.mkdir(base + name, 0o755)
+            check(mount(b"tmpfs", base + name, b"tmpfs", flags, options), "mount tmpfs")
+
+    return mount_in_child

@@ -99,10 +99,10 @@ def lower_priority(niceness: int) -> None:
 def _make_preexec(
     limits: list[tuple[int, int, int]], guard: GroupGuard | None,
     cgroup: CgroupHandle | None = None, niceness: int | None = None,
-    *, no_groups: bool = False,
+    *, no_groups: bool = False, last: Callable[[], None] | None = None,
 ) -> Callable[[], None] | None:
     if not limits and guard is None and cgroup is None and niceness is None \
-            and not no_groups:
+            and not no_groups and last is None:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
@@ -116,6 +116,8 @@ def _make_preexec(
             lower_priority(niceness)
         if no_groups:  # bwrap run by root: none of root's groups reach the bot
             os.setgroups([])
+        if last is not None:  # the sandbox's own (its /tmp's mounts)
+            last()
 
     return before_exec
 
@@ -206,7 +208,8 @@ async def open_bot_process(
             start_new_session=True,
             close_fds=True,
             preexec_fn=_make_preexec(limits, guard, cgroup, wanted.niceness,
-                                     no_groups=start.wrapped and os.geteuid() == 0),
+                                     no_groups=start.wrapped and os.geteuid() == 0,
+                                     last=start.in_child),
         )
     except BaseException as exc:
         if log is not None:
