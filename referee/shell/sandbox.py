@@ -6,17 +6,22 @@ system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
 * **Sandboxed** (``--sandbox``, ``sandbox = true``): new user, pid, ipc, uts, cgroup and
   network namespaces (no network at all, not even the host's loopback), all capabilities
   dropped, uid and gid 65534, no new user namespaces inside (``--disable-userns`` where
-  bwrap has it, and the filter). It sees, read-only, the system directories, the
-  referee's own Python (for bot commands that start with ``python``), the SDK, its
-  working directory, the directory of each existing file its command names and any
-  ``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process, the
+  bwrap has it, and the filter). Never host root: run by root, the bot is a host user
+  of its own (:mod:`referee.shell.sandbox_user`). It sees, read-only, the system
+  directories and runtimes (:mod:`referee.shell.bot_paths`), the referee's own Python
+  (for bot commands that start with ``python``), the SDK, its working directory, the
+  directory of each existing file its command names (within its working directory when
+  it has one: a word outside is refused) and any ``binds``, ``/proc`` with the host's
+  counters frozen (:mod:`referee.shell.proc_masks`); a private ``/tmp`` of ``tmp_mb``
+  MiB that is new for every process, the
   only place it can write (the root and ``/dev`` are remounted read-only); and nothing
   else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
   referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
   ``PYTHONPATH``, and the ``env`` its command names.
 * **Contained** (every other local bot, where bwrap and pid namespaces work): a pid
-  namespace and a ``/proc`` of its own, and the same filter; the host's file system,
-  network, user and environment as the referee has them.
+  namespace, SysV IPC, ``/proc`` and minimal ``/dev`` of its own, no capabilities, and
+  the same filter; the host's file system, network, user and environment as the
+  referee has them.
 
 bwrap's options go through a descriptor (``--args FD``), not its command line: the
 sandbox's pid 1 is a fork of the outer bwrap, and its ``/proc/1/cmdline`` would show

@@ -20,8 +20,28 @@ ordinary failure; nothing is killed):
 * the kernel's attack surface and the machine's administration: ``bpf``,
   ``perf_event_open``, ``userfaultfd``, ``kexec_*``, ``*_module``, ``swapon``/``off``,
   ``reboot``, ``acct``, ``quotactl``, ``syslog``, ``open_by_handle_at`` and the like;
-* ``personality`` with ``ADDR_NO_RANDOMIZE`` (turning off address randomisation), and
-  the ``TIOCSTI`` ioctl (typing into a terminal).
+* ``personality`` with a flag that weakens the address space's layout
+  (``ADDR_NO_RANDOMIZE``, ``ADDR_COMPAT_LAYOUT``, ``READ_IMPLIES_EXEC``,
+  ``MMAP_PAGE_ZERO``, ``ADDR_LIMIT_*``), in any persona but the query ``0xffffffff``,
+  and the ``TIOCSTI`` ioctl (typing into a terminal).
+
+Channels between two bots of one game, through what the kernel shares:
+
+* locks on a file both can open (``/etc/passwd``): ``flock`` and ``fcntl``'s lock
+  commands succeed without taking any lock, so none is ever seen (a runtime that
+  locks a file of its own, a build cache, goes on unharmed: nobody else shares its
+  sandbox's files); leases and directory notifications (``F_SETLEASE``,
+  ``F_NOTIFY``) and ``inotify``/``fanotify`` are denied;
+* the page cache of shared files: ``fadvise`` does nothing (no dropping a page for
+  the other to notice), ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` fail with
+  ``EOPNOTSUPP``, ``io_uring`` and the kernel's AIO fail with ``ENOSYS`` (runtimes
+  fall back to threads), as ``cachestat`` does.
+
+What it does not deny: ``sysinfo`` (glibc answers ``sysconf(_SC_PHYS_PAGES)`` with it
+and uses the answer unchecked, so the JVM and .NET would size their heaps on garbage;
+its count of the host's threads and free memory remains a channel, docs/sandbox.md),
+timing (``clock_gettime``, the CPUs' load), reading shared files (whose first read is
+slower than the next), and every call a program needs to run.
 
 The filter is built with Debian's libseccomp (``libseccomp2``, the library that
 systemd, container runtimes and bubblewrap's own tools use), called through

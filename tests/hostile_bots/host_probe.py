@@ -14,11 +14,19 @@ Usage: host_probe.py MODE [ARG...]
   inodes N     create N empty files in /tmp
   file =PATH   read a file named after "=" (not a word of the command)
   logdir       put a file where the referee's log folder (./logs) is
+  ipc KEY      make a SysV shared memory segment with KEY (hex), and leave it
+  caps         have any capability
+  pagecache    ask whether a page of a shared file is in memory without reading it
+               (preadv2 with RWF_NOWAIT), or set up io_uring
+  frozen       read /proc's host-wide counters twice, a second apart: do they move?
 """
 
 import ctypes
 import os
+import shutil
 import sys
+import threading
+import time
 
 from _common import Bot, play
 from taki_protocol import Request
@@ -50,6 +58,9 @@ def sysctl() -> bool:
         say("uid_map " + " | ".join(line.split().__str__() for line in f))
     wrote = [rewrite("/proc/sys/vm/swappiness"), rewrite("/proc/sys/kernel/core_pattern"),
              rewrite("/proc/sysrq-trigger", b"_")]
+    if os.path.exists("/sys/kernel"):
+        say("sees /sys")
+        wrote.append(True)
     return any(wrote)
 
 
@@ -124,8 +135,6 @@ def read_file() -> bool:
 
 
 def logdir() -> bool:
-    import shutil
-
     try:
         shutil.rmtree("logs")
         with open("logs", "w") as f:
@@ -137,7 +146,73 @@ def logdir() -> bool:
     return False  # plays on: the referee's next start finds the file
 
 
-MODES = {"logdir": logdir, "sysctl": sysctl, "personality": personality, "keys": keys,
+def ipc() -> bool:
+    LIBC.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+    if LIBC.shmget(int(ARGS[0], 16), 4096, 0o1000 | 0o600) < 0:  # IPC_CREAT
+        say(f"no segment: {os.strerror(ctypes.get_errno())}")
+    else:
+        say("made a segment")
+    return False  # the test looks for it on the host afterwards
+
+
+def caps() -> bool:
+    with open("/proc/self/status") as f:
+        found = [line.split() for line in f if line.startswith(("CapEff", "CapPrm"))]
+    say(f"capabilities {found}")
+    return any(int(value, 16) for _, value in found)
+
+
+def pagecache() -> bool:
+    got_through = False
+    with open("/etc/passwd", "rb") as f:
+        try:
+            os.preadv(f.fileno(), [bytearray(16)], 0, os.RWF_NOWAIT)
+        except OSError as exc:
+            say(f"preadv2 with RWF_NOWAIT: {exc.strerror}")
+        else:
+            say("preadv2 with RWF_NOWAIT answered")
+            got_through = True
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)  # must not fail
+    LIBC.syscall.restype = ctypes.c_long
+    params = ctypes.create_string_buffer(120)
+    fd = LIBC.syscall(425, 4, params)  # io_uring_setup(4 entries)
+    if fd >= 0:
+        say("io_uring_setup answered")
+        os.close(fd)
+        got_through = True
+    else:
+        say(f"io_uring_setup: {os.strerror(ctypes.get_errno())}")
+    return got_through
+
+
+def frozen() -> bool:
+    paths = ["/proc/loadavg", "/proc/meminfo", "/proc/stat", "/proc/vmstat", "/proc/uptime",
+             "/proc/interrupts", "/proc/sys/fs/file-nr", "/proc/sys/fs/inode-nr"]
+
+    def read_all() -> list[bytes]:
+        out = []
+        for path in paths:
+            with open(path, "rb") as f:
+                out.append(f.read())
+        return out
+
+    before = read_all()
+    stop = threading.Event()
+    threads = [threading.Thread(target=stop.wait) for _ in range(20)]
+    for t in threads:
+        t.start()
+    block = b"\1" * (64 << 20)
+    time.sleep(1.5)
+    after = read_all()
+    stop.set()
+    del block
+    moved = [p for p, a, b in zip(paths, before, after, strict=True) if a != b]
+    say(f"moved: {moved}")
+    return bool(moved)
+
+
+MODES = {"logdir": logdir, "ipc": ipc, "caps": caps, "pagecache": pagecache,
+         "frozen": frozen, "sysctl": sysctl, "personality": personality, "keys": keys,
          "devices": devices, "inodes": inodes, "file": read_file}
 
 

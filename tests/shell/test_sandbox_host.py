@@ -19,7 +19,7 @@ from jsonout import strict_json
 from processes import processes_naming
 
 from referee.cli.main import main
-from referee.core import BotCommand, BotStartError, Sandbox
+from referee.core import BotCommand, BotStartError, ResourceLimits, Sandbox
 from referee.shell.spawn import open_bot_process
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,6 +53,9 @@ def test_host_kernel_settings_are_out_of_reach(here: Path, capsys: pytest.Captur
     for path in ("/proc/sys/vm/swappiness", "/proc/sys/kernel/core_pattern"):
         assert f"cannot write {path}: Permission denied" in log, log
     assert "cannot write /proc/sysrq-trigger" in log, log
+    if ROOT:  # a host user of its own, host root mapped to 1
+        assert "uid_map ['65534', '1509" in log or "uid_map ['65534', '151" in log, log
+        assert "['1', '0', '1']" in log, log
 
 
 @pytest.mark.skipif(not ROOT, reason="the host writes only for root")
@@ -208,3 +211,83 @@ def test_tmp_has_inodes_in_proportion_to_its_size(
     made = int(log.split("made ")[1].split(" files")[0])
     assert made < 64 * INODES_PER_MIB
     assert "No space left on device" in log
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_procs_host_counters_do_not_move(here: Path, capsys: pytest.CaptureFixture[str],
+                                         how: str) -> None:
+    forfeit, log = match(capsys, "frozen", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+
+
+@pytest.mark.usefixtures("uncontained")
+def test_the_counters_probe_sees_them_move_bare(here: Path, capsys: pytest.CaptureFixture[str]
+                                                ) -> None:
+    forfeit, log = match(capsys, "frozen")
+    assert forfeit is not None and forfeit["reason"] == "illegal", log
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_the_page_cache_cannot_be_asked(here: Path, capsys: pytest.CaptureFixture[str],
+                                        how: str) -> None:
+    forfeit, log = match(capsys, "pagecache", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+    assert "preadv2 with RWF_NOWAIT: Operation not supported" in log
+    assert "io_uring_setup: Function not implemented" in log
+
+
+@pytest.mark.skipif(not ROOT, reason="a bot run by another user has no capabilities anyway")
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_no_capabilities(here: Path, capsys: pytest.CaptureFixture[str], how: str) -> None:
+    forfeit, log = match(capsys, "caps", *(["--sandbox"] if how == "sandboxed" else []))
+    assert forfeit is None, log
+
+
+def _segments(key: int) -> bool:
+    with open("/proc/sysvipc/shm") as f:
+        return any(int(line.split()[0]) == key for line in list(f)[1:])
+
+
+def test_a_contained_bots_sysv_objects_are_its_own(
+        here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    key = 0x7A4B0000 + os.getpid() % 0xFFFF
+    _, log = match(capsys, f"ipc {key:x}")
+    assert "made a segment" in log, log
+    assert not _segments(key)  # gone with the bot's namespace, never on the host
+
+
+def test_a_runtime_path_no_other_can_read_is_refused_in_one_line(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    bot.mkdir(mode=0o700)
+    (bot / "bot.py").write_text("print('hello')\n")
+    command = BotCommand(("python3", "bot.py"), cwd=str(bot), sandbox=Sandbox())
+
+    async def start() -> None:
+        async with open_bot_process(command):
+            pass
+
+    if not ROOT:
+        pytest.skip("run by another user, the sandbox's user is that user: it reads 0700")
+    with pytest.raises(BotStartError) as caught:
+        trio.run(start)
+    assert f"cannot read {bot} (mode 0700): make it readable by others" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_runtimes_start_in_the_sandbox(tmp_path: Path) -> None:
+    checks = {"java": "java -version", "node": "node --version", "go": "go version",
+              "mono": "mono --version", "gcc": "gcc --version", "python3": "python3 -V"}
+    import shutil
+
+    script = " && ".join(c for name, c in checks.items() if shutil.which(name))
+    command = BotCommand(("/bin/sh", "-c", f"({script}) >/dev/null 2>&1 && echo ran"),
+                         sandbox=Sandbox(), limits=ResourceLimits(memory_mb=1024))
+
+    async def output() -> str:
+        async with open_bot_process(command) as process:
+            out = b""
+            while chunk := await process.receive_some(1024, deadline=trio.current_time() + 60):
+                out += chunk
+            return out.decode()
+
+    assert trio.run(output).strip() == "ran"
