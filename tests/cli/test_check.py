@@ -23,6 +23,7 @@ def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> tup
     return code, captured.out + captured.err
 
 
+@pytest.mark.slow
 def test_json_of_a_passing_and_a_failing_bot(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     code, out = check(capsys, tmp_path, RANDOM, REACT_OUT_OF_RANGE, "--json")

@@ -57,6 +57,7 @@ def test_submit_refuses_a_folder_it_cannot_send(tmp_path: Path,
     assert "no bot.toml" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_submit_needs_a_token_and_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("TAKI_REFEREE_TOKEN", raising=False)
