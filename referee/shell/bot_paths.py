@@ -27,12 +27,12 @@ __all__ = ["ETC_ENTRIES", "SYSTEM_DIRS", "TOOLCHAIN_DIRS", "OutsideTheBot", "etc
 #: System directories a program needs to run, bound read-only when they exist.
 SYSTEM_DIRS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 #: The parts of /etc that programs need (the dynamic linker's cache, names of users,
-#: time zone, certificates, the JDK's configuration); the rest of /etc stays out of
-#: sight. Glob patterns.
+#: time zone, certificates, the JDK's and Mono's configuration); the rest of /etc stays
+#: out of sight. Glob patterns.
 ETC_ENTRIES: Final = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
     "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
-    "/etc/ca-certificates", "/etc/mime.types", "/etc/java-*-openjdk",
+    "/etc/ca-certificates", "/etc/mime.types", "/etc/java-*-openjdk", "/etc/mono",
 )
 #: Toolchains installed in the referee's home rather than under /usr (rustup's cargo
 #: and rustc, the .NET SDK's installer script's default), bound read-only when they
