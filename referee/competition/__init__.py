@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
+    from .aggregates import Folded, Season, SeasonError
     from .config import CompetitionConfig, load_competition
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from .tokens import digest, digests_match, organizer_token
 else:
     __getattr__ = lazy_face(__name__, {
+        "aggregates": ("Folded", "Season", "SeasonError"),
         "config": ("CompetitionConfig", "load_competition"),
         "errors": ("CompetitionError", "Refusal", "Refused"),
         "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
@@ -44,12 +46,15 @@ __all__ = [
     "FinalStanding",
     "FinalsPlan",
     "FinalsSettings",
+    "Folded",
     "GameLanded",
     "LadderControl",
     "LadderSettings",
     "Participant",
     "Refusal",
     "Refused",
+    "Season",
+    "SeasonError",
     "Submission",
     "Workspace",
     "accept_upload",
