@@ -28,7 +28,7 @@ import attrs
 import trio
 
 from referee.competition.aggregates import Season
-from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
 from referee.config import LeagueConfig, available_cpus
 from referee.core import (
     BotSpec,
@@ -302,6 +302,8 @@ class _Ladder:
         self.specs: dict[str, BotSpec] = {}
         #: The meetings of each size (each table's next deal is the database's).
         self.sizes: Counter[int] = start.sizes
+        #: The field's doubts, kept from one table to the next.
+        self.doubts = Doubts()
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -335,7 +337,7 @@ class _Ladder:
         field = [Entrant(name, self.online.belief(name),
                          self.online.belief(name).games + self.pending[name])
                  for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng,
+        chosen = choose_table(field, size, self.rng, doubts=self.doubts,
                               placement_games=self.settings.placement_games)
         return None if chosen is None else tuple(sorted(chosen))
 
