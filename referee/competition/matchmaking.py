@@ -84,10 +84,10 @@ class Doubts:
         call (a bot gone, come, or whose belief is another object)."""
         now = {e.name: e.belief for e in field}
         for name in [n for n in self._beliefs if n not in now]:
-            old = self._beliefs.pop(name)
+            gone = self._beliefs.pop(name)
             del self._sums[name]
             for other, belief in self._beliefs.items():
-                self._sums[other] -= misorder(belief, old)
+                self._sums[other] -= misorder(belief, gone)
         for name, belief in now.items():
             old = self._beliefs.get(name)
             if old is belief:
