@@ -50,6 +50,7 @@ def test_the_ratings_restored_from_the_aggregates_rate_on_as_if_from_the_first_g
     assert restored.beliefs() == whole.beliefs()
 
 
+@pytest.mark.slow
 def test_two_processes_folding_at_once_fold_each_game_once(tmp_path: Path) -> None:
     db = tmp_path / "c.sqlite"
     store_games(db, 200)
@@ -75,6 +76,7 @@ with Season(db) as season:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.3, 0.9, 1.7])
 def test_a_fold_killed_at_any_moment_leaves_the_aggregates_of_the_games_up_to_its_mark(
         tmp_path: Path, delay: float) -> None:

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
+import pytest
 from served import RANDOM_BOT, bot_folder
 
 try:
@@ -81,6 +82,7 @@ def worker_of(pid: int, workers: dict[int, str]) -> str | None:
     return None
 
 
+@pytest.mark.slow
 def test_the_ladder_plays_on_two_dask_workers_as_the_docs_say(tmp_path: Path) -> None:
     mark = uuid.uuid4().hex
     with started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
