@@ -205,22 +205,24 @@ def cached(args: argparse.Namespace) -> tuple[Path, dict[str, str]]:
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / f"season-{args.bots}-{args.games}.sqlite"
     tokens_file = db.with_suffix(".tokens.json")
-    if not tokens_file.exists():
+    if not tokens_file.exists():  # a database half built is built again
         for stale in (db, db.with_name(f"{db.stem}-files")):
             if stale.is_dir():
                 shutil.rmtree(stale)
             elif stale.exists():
                 stale.unlink()
         began = time.perf_counter()
-        tokens = build(db, args.bots, args.games)
-        built = time.perf_counter() - began
-        began = time.perf_counter()
-        with Season(db) as season:
-            season.fold()
-        folded = time.perf_counter() - began
-        print(f"built {db} in {built:.0f} s; its aggregates folded in {folded:.0f} s"
-              f" ({args.games / max(folded, 1e-9):.0f} games/s)", flush=True)
-        tokens_file.write_text(json.dumps(tokens))
+        tokens_file.write_text(json.dumps(build(db, args.bots, args.games)))
+        print(f"built {db} in {time.perf_counter() - began:.0f} s", flush=True)
+    # Its aggregates, folded once (resumed where a run stopped): what the ladder does
+    # game by game as it plays.
+    began = time.perf_counter()
+    with Season(db) as season:
+        folded = season.fold()
+    took = time.perf_counter() - began
+    if folded.games:
+        print(f"its aggregates folded: {folded.games} games in {took:.0f} s"
+              f" ({folded.games / max(took, 1e-9):.0f} games/s)", flush=True)
     print(f"database {db}: {db.stat().st_size / 2 ** 20:.0f} MiB", flush=True)
     return db, json.loads(tokens_file.read_text())
 
@@ -379,10 +381,15 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     played = rss[-1][2] - figures["games"] if rss else 0
     print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f} games/min)")
     end = rss[-1][1] if rss else figures["rss_start"]
-    if len(rss) >= 2 and rss[-1][2] > rss[0][2]:
-        per_game = (rss[-1][1] - rss[0][1]) * 2 ** 20 / (rss[-1][2] - rss[0][2])
-        print(f"rss from {rss[0][1]:.0f} to {rss[-1][1]:.0f} MiB over {rss[-1][2] - rss[0][2]}"
-              f" games: {per_game:.0f} bytes per stored game")
+    if len(rss) >= 3 and rss[-1][2] > rss[0][2]:
+        # The least-squares slope of RSS over the games stored, from the first sample on
+        # (the first 30 s fill the caches and the pools).
+        games = [float(g) for _, _, g in rss]
+        mib = [m for _, m, _ in rss]
+        slope = statistics.linear_regression(games, mib).slope if len(set(games)) > 1 else 0.0
+        print(f"rss from {rss[0][1]:.1f} to {rss[-1][1]:.1f} MiB over {rss[-1][2] - rss[0][2]}"
+              f" games stored: {slope * 2 ** 20:.0f} bytes per stored game (least squares"
+              f" over {len(rss)} samples)")
     return p95, end
 
 

@@ -86,7 +86,17 @@ def recompute(path: Path, upto: int | None = None) -> dict[str, Any]:
             bot_games.append((bot, number, seat, len(table), place, reason,
                               ratings.belief(bot).mu))
     beliefs = ratings.beliefs()
+    figures = []
+    for bot, (games_of, *_rest) in bots.items():
+        spent = sorted((ms, n) for (b, ms), n in times.items() if b == bot)
+        decisions = sum(n for _, n in spent)
+        cumulative = [sum(n for _, n in spent[:i + 1]) for i in range(len(spent))]
+        p95 = next((ms for (ms, _), seen in zip(spent, cumulative, strict=True)
+                    if seen * 100 >= 95 * decisions), None)
+        figures.append((bot, games_of, decisions, sum(ms * n for ms, n in spent),
+                        spent[-1][0] if spent else None, p95))
     return {
+        "figures": sorted(figures),
         "bots": sorted((bot, g, beliefs[bot].games, beliefs[bot].mu, beliefs[bot].sigma,
                         p, pr, near, last) for bot, (g, p, pr, near, last) in bots.items()),
         "forfeits": sorted((b, r, n) for (b, r), n in forfeits.items()),
@@ -99,6 +109,8 @@ def recompute(path: Path, upto: int | None = None) -> dict[str, Any]:
 def stored_aggregates(path: Path) -> dict[str, Any]:
     db = sqlite3.connect(path)
     out = {
+        "figures": sorted(db.execute("SELECT bot, games, decisions, total, top, p95"
+                                     " FROM season_time_figures")),
         "bots": sorted(db.execute("SELECT bot, games, rated, mu, sigma, points, pairs,"
                                   " near_misses, last_game FROM season_bots")),
         "forfeits": sorted(db.execute("SELECT bot, reason, count FROM season_forfeits")),

@@ -10,6 +10,9 @@ in memory. So the games are *folded*, in the order they were stored, into per-bo
 * ``season_forfeits``: its forfeits by reason;
 * ``season_times``: how many of its answers took each time (the times are kept to 0.1
   ms, so a percentile stays exact and the rows are bounded by the distinct times);
+  ``season_time_figures``: their count, total, longest and 95th percentile (nearest
+  rank), as of the bot's ``games`` (a row behind its bot's games is made again by the
+  next fold);
 * ``season_pairs``: its wins, draws and losses against each other bot, seat by seat of
   shared games (the crosstable);
 * ``season_bot_games``: one row per bot and game (its seat, the table's size, its place,
@@ -82,6 +85,14 @@ CREATE TABLE IF NOT EXISTS season_times (
     count INTEGER NOT NULL,
     PRIMARY KEY (bot, ms)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS season_time_figures (
+    bot TEXT PRIMARY KEY,
+    games INTEGER NOT NULL,
+    decisions INTEGER NOT NULL,
+    total REAL NOT NULL,
+    top REAL,
+    p95 REAL
+);
 CREATE TABLE IF NOT EXISTS season_pairs (
     bot TEXT NOT NULL,
     other TEXT NOT NULL,
@@ -263,21 +274,46 @@ class Season:
         one transaction per :data:`BATCH`."""
         total = forfeits = 0
         mark = self.mark()
-        while limit is None or total < limit:
-            step = BATCH if limit is None else min(BATCH, limit - total)
-            try:
+        try:
+            while limit is None or total < limit:
+                step = BATCH if limit is None else min(BATCH, limit - total)
                 with self._lock, Transaction(self._db):
                     games, seats, mark = self._fold_batch(step)
-            except sqlite3.DatabaseError as exc:
-                if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
-                    raise
-                raise SeasonError(f"cannot fold the games of {self.path}: {explain(exc)}"
-                                  ) from None
-            total += games
-            forfeits += seats
-            if games < step:
-                break
+                total += games
+                forfeits += seats
+                if games < step:
+                    break
+            with self._lock, Transaction(self._db):
+                self._time_figures()
+        except sqlite3.DatabaseError as exc:
+            if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
+                raise
+            raise SeasonError(f"cannot fold the games of {self.path}: {explain(exc)}"
+                              ) from None
         return Folded(total, forfeits, mark)
+
+    def _time_figures(self) -> None:
+        """Make the time figures of every bot whose figures are behind its games (the
+        bots of the games just folded, or of a fold killed before its figures)."""
+        db = self._db
+        behind = db.execute(
+            "SELECT b.bot, b.games FROM season_bots b LEFT JOIN season_time_figures f"
+            " ON f.bot = b.bot WHERE f.games IS NOT b.games").fetchall()
+        rows = []
+        for bot, games in behind:
+            times = db.execute("SELECT ms, count FROM season_times WHERE bot = ? ORDER BY ms",
+                               (bot,)).fetchall()
+            decisions = sum(n for _, n in times)
+            total = sum(ms * n for ms, n in times)
+            rank, seen, p95 = -(-95 * decisions // 100), 0, None
+            for ms, n in times:
+                seen += n
+                if seen >= rank:
+                    p95 = ms
+                    break
+            rows.append((bot, games, decisions, total, times[-1][0] if times else None, p95))
+        db.executemany("INSERT OR REPLACE INTO season_time_figures(bot, games, decisions,"
+                       " total, top, p95) VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def _fold_batch(self, limit: int) -> tuple[int, int, int]:
         db = self._db

@@ -79,21 +79,15 @@ class Pairing:
         return (self.wins + 0.5 * self.draws) / self.games if self.games else 0.5
 
 
-def time_figures(times: Sequence[tuple[float, int]], near_misses: int) -> TimeFigures:
-    """The figures of a bot's answer times, given as (time, count) in increasing time."""
-    count = sum(n for _, n in times)
-    if not count:
+def time_figures(decisions: int, total: float, top: float | None, p95: float | None,
+                 near_misses: int) -> TimeFigures:
+    """A bot's answer-time figures: decisions, mean, p95 (nearest rank) and max in ms,
+    near misses."""
+    if not decisions:
         return {"decisions": 0, "mean": None, "p95": None, "max": None,
                 "near_misses": near_misses}
-    rank, seen, p95 = -(-95 * count // 100), 0, times[-1][0]
-    for value, n in times:
-        seen += n
-        if seen >= rank:
-            p95 = value
-            break
-    total = sum(value * n for value, n in times)
-    return {"decisions": count, "mean": round(total / count, 1), "p95": p95,
-            "max": times[-1][0], "near_misses": near_misses}
+    return {"decisions": decisions, "mean": round(total / decisions, 1), "p95": p95,
+            "max": top, "near_misses": near_misses}
 
 
 #: What a bot's games list may keep (``GameFilter.result`` of the bot page).
@@ -123,17 +117,20 @@ class Stored:
         """The bots changed by the games after number ``after``: by bot, the values of
         ``referee.server.pages.digest.BotFacts`` (belief, games, points, pairs,
         forfeits, time figures)."""
-        rows = self._all("SELECT bot, games, rated, mu, sigma, points, pairs, near_misses"
-                         " FROM season_bots WHERE last_game > ?", (after,))
+        rows = self._all(
+            "SELECT b.bot, b.games, b.rated, b.mu, b.sigma, b.points, b.pairs, b.near_misses,"
+            " f.decisions, f.total, f.top, f.p95 FROM season_bots b LEFT JOIN"
+            " season_time_figures f ON f.bot = b.bot WHERE b.last_game > ?", (after,))
+        forfeits: dict[str, dict[FaultReason, int]] = {}
+        for bot, reason, n in self._all(
+                "SELECT bot, reason, count FROM season_forfeits WHERE bot IN (SELECT bot FROM"
+                " season_bots WHERE last_game > ?) ORDER BY bot, reason", (after,)):
+            forfeits.setdefault(bot, {})[FaultReason(reason)] = n
         out: dict[str, tuple[Any, ...]] = {}
-        for bot, games, rated, mu, sigma, points, pairs, near in rows:
-            forfeits = {FaultReason(reason): n for reason, n in self._all(
-                "SELECT reason, count FROM season_forfeits WHERE bot = ?", (bot,))}
-            times = self._all("SELECT ms, count FROM season_times WHERE bot = ? ORDER BY ms",
-                              (bot,))
+        for bot, games, rated, mu, sigma, points, pairs, near, n, total, top, p95 in rows:
             belief = Belief(mu, sigma, rated) if rated else Belief()
-            out[bot] = (belief, games, points, pairs, dict(sorted(forfeits.items())),
-                        time_figures(times, near))
+            out[bot] = (belief, games, points, pairs, forfeits.get(bot, {}),
+                        time_figures(n or 0, total or 0.0, top, p95, near))
         return out
 
     # ------------------------------------------------------------- games
