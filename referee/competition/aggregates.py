@@ -181,6 +181,7 @@ class Season:
         self.path = Path(path)
         self.readonly = readonly
         self._lock = threading.RLock()
+        self._figures_checked = False
         try:
             if readonly:
                 uri = f"{self.path.resolve().as_uri()}?mode=ro"
@@ -283,8 +284,10 @@ class Season:
                 forfeits += seats
                 if games < step:
                     break
-            with self._lock, Transaction(self._db):
-                self._time_figures()
+            if total or not self._figures_checked:  # after a kill, the first fold mends
+                with self._lock, Transaction(self._db):
+                    self._time_figures()
+                self._figures_checked = True
         except sqlite3.DatabaseError as exc:
             if type(exc) not in (sqlite3.OperationalError, sqlite3.DatabaseError):
                 raise

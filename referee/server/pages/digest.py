@@ -66,8 +66,10 @@ class Digest:
         #: Per second of this process, the games it folded and their forfeits (games
         #: stored before it started are not counted).
         self.recent: deque[tuple[int, int, int]] = deque()
-        #: The database's readers, once the first catch_up opened them.
+        #: The database's readers and the season's folder, once the first catch_up
+        #: opened them (catch_up is called by one thread at a time).
         self.reader: Stored | None = None
+        self.season: Season | None = None
         self._read_up_to = 0
         self._started = False
         #: Bumped by every change: a page's version.
@@ -76,8 +78,9 @@ class Digest:
     def catch_up(self, path: Path) -> int:
         """Fold the games stored since the last fold and read the bots they changed
         (blocking); how many games were folded."""
-        with Season(path) as season:
-            folded = season.fold()
+        if self.season is None:
+            self.season = Season(path)
+        folded = self.season.fold()
         if self.reader is None:
             self.reader = Stored(path)
         changed = self.reader.bot_rows(self._read_up_to)
