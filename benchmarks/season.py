@@ -325,7 +325,7 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
             await trio.sleep(min(30.0, max(0.0, until - time.monotonic())))
             stored = await trio.to_thread.run_sync(stored_games, db)
             rss.append((time.monotonic() - began, rss_mib(pid), stored))
-            print(f"  {rss[-1][0]:5.0f} s: rss {rss[-1][1]:.0f} MiB, {stored} games stored,"
+            print(f"  {rss[-1][0]:5.0f} s: rss {rss[-1][1]:.1f} MiB, {stored} games stored,"
                   f" load {load()}", flush=True)
 
 
