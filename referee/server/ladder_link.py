@@ -13,6 +13,7 @@ import trio
 
 from referee.competition import (
     CompetitionError,
+    CompetitionHost,
     LadderControl,
     LadderSettings,
     bot_spec,
@@ -20,7 +21,6 @@ from referee.competition import (
 )
 from referee.core import BotSpec, MatchSettings
 from referee.league import ResultStore
-from referee.server.state import ServerState
 
 __all__ = ["ladder_settings", "run_ladder_link"]
 
@@ -29,7 +29,7 @@ __all__ = ["ladder_settings", "run_ladder_link"]
 POLL_S: Final = 2.0
 
 
-def ladder_settings(state: ServerState) -> LadderSettings:
+def ladder_settings(state: CompetitionHost) -> LadderSettings:
     config = state.config
     ladder = config.ladder
     match = MatchSettings(
@@ -43,7 +43,7 @@ def ladder_settings(state: ServerState) -> LadderSettings:
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
-def active_bots(state: ServerState) -> list[BotSpec]:
+def active_bots(state: CompetitionHost) -> list[BotSpec]:
     """The bots that play now, as the ladder starts them. Blocking."""
     out = []
     for sub in state.store.active():
@@ -52,7 +52,7 @@ def active_bots(state: ServerState) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: ServerState, db: Path, *,
+async def run_ladder_link(state: CompetitionHost, db: Path, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
     """Run the ladder until cancelled; started: a function that tells it the active
