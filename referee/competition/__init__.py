@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         bot_spec,
         check_upload_key,
         new_upload_key,
+        process,
         run_pipeline,
     )
     from .planned_finals import (
