@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         process,
         run_pipeline,
     )
+    from .season_counts import season_forfeits, season_pair_counts, season_time_use
     from .planned_finals import (
         FINALS_REPORT,
         FinalsPhase,

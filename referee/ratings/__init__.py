@@ -1,5 +1,5 @@
 """Pure statistics: Elo fits with bootstrap intervals and the SPRT. Imports only the
-standard library and attrs."""
+standard library, attrs and (the fit from pair counts) NumPy."""
 
 from typing import TYPE_CHECKING
 
@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from .elo import RatedGame
     from .leaderboard import BotRating, RatingReport, rate
     from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
+    from .pair_fit import PairCounts, rate_pair_counts
     from .online import Belief, OnlineRatings, misorder
     from .sprt import Sprt, SprtState
 else:
