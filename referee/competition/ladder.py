@@ -281,6 +281,10 @@ class _Ladder:
         #: Each table's next deal, and the meetings of each size.
         self.next_deal: dict[tuple[str, ...], int] = {}
         self.sizes: Counter[int] = Counter()
+        #: The meetings chosen, and the count then of each bot's last one (or of its
+        #: joining, for a bot not seated yet): how long it waited (matchmaking's idle).
+        self.chosen = 0
+        self.last_seated: dict[str, int] = {}
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -299,6 +303,9 @@ class _Ladder:
         end = meeting.first_deal + meeting.deals
         self.next_deal[meeting.bots] = max(self.next_deal.get(meeting.bots, 0), end)
         self.sizes[len(meeting.bots)] += 1
+        self.chosen += 1
+        for bot in meeting.bots:
+            self.last_seated[bot] = self.chosen
 
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
@@ -318,7 +325,8 @@ class _Ladder:
         if size is None:
             return None
         field = [Entrant(name, self.online.belief(name),
-                         self.online.belief(name).games + self.pending[name])
+                         self.online.belief(name).games + self.pending[name],
+                         self.chosen - self.last_seated.setdefault(name, self.chosen))
                  for name in sorted(active)]
         chosen = choose_table(field, size, self.rng,
                               placement_games=self.settings.placement_games)
