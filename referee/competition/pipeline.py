@@ -172,7 +172,9 @@ def bot_spec(submission: Submission, name: str, config: CompetitionConfig,
 def describe_check(report: BotReport, scenarios: int) -> str:
     """A failed check in a few lines: each failing scenario and what went wrong."""
     failures = report.failures
-    lines = [f"check: {len(failures)} of {scenarios} scenarios failed (twice)"]
+    passed = scenarios - len(failures)
+    lines = [f"check: {passed} of {scenarios} scenarios passed, {len(failures)} failed"
+             " (twice)"]
     for outcome in failures:
         lines.append(f"FAIL {outcome.name}: {outcome.problem}")
         did = outcome.what_the_bot_did()
@@ -198,7 +200,7 @@ async def _check(sub: Submission, config: CompetitionConfig,
             report = await check_bot(spec, settings)
             scenarios = len(report.outcomes)
             if report.passed:
-                return True, f"check: all {scenarios} scenarios passed"
+                return True, f"check: {scenarios} of {scenarios} scenarios passed"
             # What failed runs once more: a loaded machine can make a sound bot miss a
             # short limit once (the server's fault, not the bot's); a broken bot fails
             # again.
@@ -207,7 +209,8 @@ async def _check(sub: Submission, config: CompetitionConfig,
         except BotStartError as exc:
             return False, f"check: {exc}"
         if report.passed:
-            return True, (f"check: all {scenarios} scenarios passed ({', '.join(sorted(failed))}"
+            return True, (f"check: {scenarios} of {scenarios} scenarios passed"
+                          f" ({', '.join(sorted(failed))}"
                           " on a second run)")
         return False, describe_check(report, scenarios)
     return False, f"check: not finished after {config.sandbox.check_seconds} s"
