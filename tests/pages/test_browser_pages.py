@@ -222,6 +222,7 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
     # The organizer starts the finals from the page; the finals page shows the standings.
     boss.goto(url + "/organizer")
     boss.fill("#start-finals input[name=deals]", "1")
+    boss.check("#start-finals input[name=confirm]")
     boss.click("#start-finals button")
     assert "of 2 games played" in boss.inner_text("#finals-progress")
     boss.goto(url + "/finals")

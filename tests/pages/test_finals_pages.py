@@ -28,8 +28,13 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     page = await boss.get("/organizer")
     assert 'action="/organizer/finals"' in page.text and "Start finals" in page.text
     csrf = csrf_of(page.text)
-    started = await boss.post("/organizer/finals",
-                              data={"csrf": csrf, "deals": "3", "table_size": "2"})
+    unconfirmed = await boss.post("/organizer/finals",
+                                  data={"csrf": csrf, "deals": "3", "table_size": "2"})
+    assert unconfirmed.status_code == 400 and "tick the box to confirm" in unconfirmed.text
+    store = served.state.store
+    assert store.finals_plan() is None and not store.frozen() and not store.paused()
+    started = await boss.post("/organizer/finals", data={
+        "csrf": csrf, "deals": "3", "table_size": "2", "confirm": "yes"})
     assert started.status_code == 303 and started.headers["location"] == "/organizer"
     store = served.state.store
     assert store.frozen() and store.paused()
@@ -37,8 +42,8 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     assert served.state.finals.phase is FinalsPhase.PLAYING
     assert served.state.finals.begun.is_set()
     # Started again (another tab, say): the first plan stays.
-    again = await boss.post("/organizer/finals",
-                            data={"csrf": csrf, "deals": "7", "table_size": "2"})
+    again = await boss.post("/organizer/finals", data={
+        "csrf": csrf, "deals": "7", "table_size": "2", "confirm": "yes"})
     assert again.status_code == 303 and store.finals_plan() == FinalsPlan((a, b), 3, 2)
     resumed = await boss.post("/organizer/ladder", data={"csrf": csrf, "action": "resume"})
     assert resumed.status_code == 409 and "the finals have begun" in resumed.text
@@ -48,6 +53,9 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     assert api.status_code == 409 and store.paused()
     shown = await boss.get("/organizer")
     assert "Start finals" not in shown.text and "0 of 12 games played" not in shown.text
+    # The ladder stays stopped: the page offers no "Resume the ladder" (it would be 409).
+    assert "Resume the ladder" not in shown.text and 'action="/organizer/ladder"' not in shown.text
+    assert "The ladder stopped for the finals." in shown.text
     assert f"{a}, {b}" in shown.text
 
 
@@ -61,7 +69,8 @@ async def test_finals_without_enough_finalists_or_with_bad_numbers_are_refused(
                          ({"deals": "x1"}, "not a whole number"),
                          ({"deals": "0"}, "deals must be between 1"),
                          ({"table_size": "11"}, "table size must be between 2 and 10")):
-        answer = await boss.post("/organizer/finals", data={"csrf": csrf, **fields})
+        answer = await boss.post("/organizer/finals",
+                                 data={"csrf": csrf, "confirm": "yes", **fields})
         assert answer.status_code == 400 and says in answer.text, (fields, answer.text)
     store = served.state.store
     assert store.finals_plan() is None and not store.frozen() and not store.paused()

@@ -40,6 +40,7 @@ ROUTES: list[tuple[str, Handler, str]] = [
     ("/organizer", organizer.organizer_page, "GET"),
     ("/organizer/participants", organizer.add_participant, "POST"),
     ("/organizer/disable", organizer.disable_participant, "POST"),
+    ("/organizer/enable", organizer.enable_participant, "POST"),
     ("/organizer/ladder", organizer.ladder, "POST"),
     ("/organizer/freeze", organizer.freeze, "POST"),
     ("/organizer/finals", organizer.start_finals, "POST"),
