@@ -6,7 +6,6 @@ participant is disabled, leaves)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 import trio
@@ -52,37 +51,34 @@ def active_bots(state: ServerState) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: ServerState, db: Path, *,
+async def run_ladder_link(state: ServerState, results: ResultStore, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
-    """Run the ladder until cancelled; started: a function that tells it the active
+    """Run the ladder on the competition's database (``results``, which the caller
+    opened and closes) until cancelled; started: a function that tells it the active
     bots changed."""
     try:
         settings = ladder_settings(state)
         settings.check()
     except ValueError as exc:
         raise CompetitionError(f"{state.config.path}: [ladder]: {exc}") from None
-    results = await trio.to_thread.run_sync(ResultStore, db)
     changed = trio.Event()
-    try:
-        control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
-                                paused=await trio.to_thread.run_sync(state.store.paused))
-        state.ladder = control
+    control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
+                            paused=await trio.to_thread.run_sync(state.store.paused))
+    state.ladder = control
 
-        def tell() -> None:
-            changed.set()
+    def tell() -> None:
+        changed.set()
 
-        async with trio.open_nursery() as nursery:
-            await nursery.start(run_ladder, results, settings, control)
-            task_status.started(tell)
-            playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
-            while True:
-                with trio.move_on_after(POLL_S):
-                    await changed.wait()
-                changed = trio.Event()
-                bots = await trio.to_thread.run_sync(active_bots, state)
-                if {b.name for b in bots} != playing:
-                    control.set_bots(bots)
-                    playing = {b.name for b in bots}
-    finally:
-        results.close()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(run_ladder, results, settings, control)
+        task_status.started(tell)
+        playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
+        while True:
+            with trio.move_on_after(POLL_S):
+                await changed.wait()
+            changed = trio.Event()
+            bots = await trio.to_thread.run_sync(active_bots, state)
+            if {b.name for b in bots} != playing:
+                control.set_bots(bots)
+                playing = {b.name for b in bots}

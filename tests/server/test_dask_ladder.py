@@ -59,9 +59,9 @@ async def test_the_ladder_plays_submitted_bots_on_a_dask_cluster(
         config.ladder, dask=address, deals=1, placement_games=2, concurrency=2, seed=7))
     db = served.tmp / "competition.sqlite"
     bot_pids: set[int] = set()
-    with trio.fail_after(180):
+    with trio.fail_after(180), ResultStore(db) as store:
         async with trio.open_nursery() as nursery:
-            await nursery.start(run_ladder_link, served.state, db)
+            await nursery.start(run_ladder_link, served.state, store)
             while True:
                 for proc in psutil.process_iter(["cmdline"]):
                     if any(mark in word for word in proc.info["cmdline"] or ()):
