@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from referee import face_table
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = (ROOT / "referee", ROOT / "protocol" / "taki_protocol")
 
@@ -100,8 +102,17 @@ def package_of(module: str, names: set[str]) -> str:
     return module if module in names else module.rpartition(".")[0]
 
 
+def is_lazy(init: Path) -> bool:
+    """The face makes its names with ``lazy_face``."""
+    return any(isinstance(node, ast.Call) and ast.unparse(node.func) == "lazy_face"
+               for node in ast.walk(ast.parse(init.read_text())))
+
+
 def face_names(init: Path) -> set[str]:
-    """The names in a face's ``__all__``, read from its source."""
+    """The names of a face, read from its source: a lazy face's are the imports of its
+    ``TYPE_CHECKING`` block, an eager face's its ``__all__``."""
+    if is_lazy(init):
+        return set(face_table(init.read_text()))
     for node in ast.parse(init.read_text()).body:
         targets = ([node.target] if isinstance(node, ast.AnnAssign)
                    else node.targets if isinstance(node, ast.Assign) else [])
@@ -134,39 +145,38 @@ def test_each_package_names_its_face() -> None:
             assert hasattr(face, attribute), f"{name}.{attribute}"
 
 
-def lazy_table(init: Path) -> dict[str, set[tuple[str, str]]] | None:
-    """A lazy face's names as its ``TYPE_CHECKING`` imports give them and as its
-    ``lazy_face`` table does, each a set of (module, name); None for an eager face."""
-    tree = ast.parse(init.read_text())
-    table = next((node.args[1] for node in ast.walk(tree) if isinstance(node, ast.Call)
-                  and ast.unparse(node.func) == "lazy_face"), None)
-    if table is None:
-        return None
-    blocks = [node.body for node in ast.walk(tree)
-              if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
-    checked = {(statement.module or "", alias.name) for body in blocks for statement in body
-               if isinstance(statement, ast.ImportFrom) and statement.level == 1
-               for alias in statement.names}
-    runtime = {(module, name) for module, names in ast.literal_eval(table).items()
-               for name in names}
-    return {"TYPE_CHECKING": checked, "lazy_face": runtime}
+def type_checking_imports(init: Path) -> dict[str, str]:
+    """What the type checker reads in a lazy face: each name of its ``TYPE_CHECKING``
+    block's imports and the module it comes from. The block holds nothing else."""
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                assert statement.level == 1 and statement.module, ast.unparse(statement)
+                for alias in statement.names:
+                    assert alias.asname is None, ast.unparse(statement)
+                    found[alias.name] = statement.module
+    return found
 
 
-def test_lazy_faces_say_the_same_three_times() -> None:
-    """A lazy face lists its names for the type checker (``TYPE_CHECKING`` imports), for
-    the run (the ``lazy_face`` table) and for readers (``__all__``): all three agree, and
-    no name is also a module of the package (importing the module would hide it)."""
-    lazy = 0
-    for name, init in sorted(packages().items()):
-        tables = lazy_table(init)
-        if tables is None:
-            continue
-        lazy += 1
-        assert tables["TYPE_CHECKING"] == tables["lazy_face"], name
-        assert {n for _, n in tables["lazy_face"]} == face_names(init), name
+def test_a_lazy_face_gives_each_name_it_imports_for_the_type_checker() -> None:
+    """A lazy face writes each name once, as an import of its ``TYPE_CHECKING`` block:
+    its table at run time, ``__all__`` and ``dir()`` are made from those imports, and no
+    name is also a module of the package (importing the module would hide it)."""
+    lazy = [(name, init) for name, init in sorted(packages().items()) if is_lazy(init)]
+    for name, init in lazy:
+        imports = type_checking_imports(init)
+        assert face_table(init.read_text()) == imports, name
+        face = importlib.import_module(name)
+        assert sorted(face.__all__) == sorted(imports), name
+        assert set(imports) <= set(dir(face)), name
         modules = {p.stem for p in init.parent.glob("*.py")}
-        assert not {n for _, n in tables["lazy_face"]} & modules, name
-    assert lazy >= 10
+        assert not set(imports) & modules, name
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    reexported = {m for o in config["overrides"] if o.get("implicit_reexport")
+                  for m in o["module"]}
+    assert reexported == {name for name, _ in lazy}
 
 
 def test_packages_use_each_other_through_their_faces() -> None:

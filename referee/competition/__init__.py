@@ -24,43 +24,4 @@ if TYPE_CHECKING:
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
 else:
-    __getattr__ = lazy_face(__name__, {
-        "config": ("CompetitionConfig", "load_competition"),
-        "errors": ("CompetitionError", "Refusal", "Refused"),
-        "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
-        "finals_plan": ("FinalsPlan",),
-        "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
-        "pipeline": ("Workspace", "accept_upload", "bot_spec", "check_upload_key",
-                     "new_upload_key", "run_pipeline"),
-        "records": ("Participant", "Submission"),
-        "store": ("CompetitionStore",),
-        "tokens": ("digest", "digests_match", "organizer_token"),
-    })
-
-__all__ = [
-    "CompetitionConfig",
-    "CompetitionError",
-    "CompetitionStore",
-    "FinalStanding",
-    "FinalsPlan",
-    "FinalsSettings",
-    "GameLanded",
-    "LadderControl",
-    "LadderSettings",
-    "Participant",
-    "Refusal",
-    "Refused",
-    "Submission",
-    "Workspace",
-    "accept_upload",
-    "bot_spec",
-    "check_upload_key",
-    "digest",
-    "digests_match",
-    "load_competition",
-    "new_upload_key",
-    "organizer_token",
-    "run_finals",
-    "run_ladder",
-    "run_pipeline",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

@@ -10,18 +10,4 @@ if TYPE_CHECKING:
     from .serve import require_sandbox, serve_competition
     from .state import ServerState
 else:
-    __getattr__ = lazy_face(__name__, {
-        "finals_link": ("finals_db", "finals_folder", "play_planned_finals", "played_games"),
-        "serve": ("require_sandbox", "serve_competition"),
-        "state": ("ServerState",),
-    })
-
-__all__ = [
-    "ServerState",
-    "finals_db",
-    "finals_folder",
-    "play_planned_finals",
-    "played_games",
-    "require_sandbox",
-    "serve_competition",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

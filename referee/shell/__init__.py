@@ -18,40 +18,4 @@ if TYPE_CHECKING:
     from .spawn import open_bot_process
     from .waits import WaitWatch
 else:
-    __getattr__ = lazy_face(__name__, {
-        "bots": ("BotConnection", "BotTransport", "REFEREE_ID", "open_bot"),
-        "connect": ("ConnectError", "client_tls_context", "connect_bot"),
-        "limits": ("LimitError", "limit_backend"),
-        "network": ("RemoteSetupError", "format_address", "parse_address"),
-        "remote": ("RemoteSeats",),
-        "sandbox": ("SandboxError", "bwrap_path", "containment", "require_sandbox"),
-        "seat_setup": ("open_remote_seats", "server_tls_context"),
-        "services": ("service_nursery",),
-        "spawn": ("open_bot_process",),
-        "waits": ("WaitWatch",),
-    })
-
-__all__ = [
-    "REFEREE_ID",
-    "BotConnection",
-    "BotTransport",
-    "ConnectError",
-    "LimitError",
-    "RemoteSeats",
-    "RemoteSetupError",
-    "SandboxError",
-    "WaitWatch",
-    "bwrap_path",
-    "client_tls_context",
-    "connect_bot",
-    "containment",
-    "format_address",
-    "limit_backend",
-    "open_bot",
-    "open_bot_process",
-    "open_remote_seats",
-    "parse_address",
-    "require_sandbox",
-    "server_tls_context",
-    "service_nursery",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

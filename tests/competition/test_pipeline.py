@@ -32,6 +32,7 @@ def uploaded(tmp_path: Path) -> tuple[CompetitionConfig, CompetitionStore, Works
     return config, store, workspace, sub
 
 
+@pytest.mark.slow
 async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
         tmp_path: Path) -> None:
     config, store, workspace, sub = uploaded(tmp_path)

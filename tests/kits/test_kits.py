@@ -149,6 +149,7 @@ def first_use_by_two(kit: Path) -> float:
     return seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", KITS)
 def test_kit_builds_once_passes_check_and_plays_200_games(language: str, tmp_path: Path,
                                                           ) -> None:
