@@ -36,6 +36,7 @@ from referee.core import HardLimits
 from referee.league import ResultStore, StoreError
 from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
+from referee.server.history_link import run_history_link
 from referee.server.ladder_link import run_ladder_link
 from referee.server.state import ServerState
 from referee.shell import LimitError, SandboxError, bwrap_path, format_address, limit_backend
@@ -154,6 +155,7 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
 
         binds = await nursery.start(web_server)
         ladder_changed = await nursery.start(run_ladder_link, state, results)
+        await nursery.start(run_history_link, state, db)
         await nursery.start(run_pipeline, store, config, workspace, receive,
                             ladder_changed)
         # The finals, once begun from the organizer's page (at once when a kill
