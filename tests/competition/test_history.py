@@ -48,7 +48,7 @@ def test_snapshots_give_a_bounded_dated_history_and_the_ranks_then(tmp_path: Pat
     assert len(shown) <= 21
     assert (shown[0].at, shown[-1].at) == (1000.0, 1199.0)  # the first and the last kept
     assert [p.at for p in shown] == sorted(p.at for p in shown)
-    assert ranks_at(db, 1100.0) == {"b": 1, "a": 2}  # 1700 against 1800  # the retired bot has no rank
+    assert ranks_at(db, 1100.0) == {"b": 1, "a": 2}  # 1700 to 1800; "gone" is retired
     assert ranks_at(db, 1199.0) == {"a": 1, "b": 2}
     assert ranks_at(db, 5.0) == {"b": 1, "a": 2}  # before the first: the first
 
