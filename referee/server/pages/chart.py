@@ -40,7 +40,7 @@ def _time_ticks(first: float, last: float) -> tuple[list[float], str]:
     names them."""
     span = max(last - first, 60.0)
     step = next((s for s in TIME_STEPS if span / s <= TICKS), TIME_STEPS[-1])
-    start = math.ceil(first / step) * step
+    start = float(math.ceil(first / step) * step)
     ticks = [start + i * step for i in range(int((last - start) // step) + 1)]
     label = "%H:%M" if step < 86400 and span < 86400 else (
         "%d %b %H:%M" if step < 86400 else "%d %b")
