@@ -68,3 +68,26 @@ async def test_a_replay_downloads_as_json_with_forfeit_details_cut(
     assert (await web.get("/games/2/replay.json")).status_code == 404  # none kept
     assert 'replay.json' not in (await web.get("/games/2")).text
     assert (await web.get("/games/3/replay.json")).status_code == 404
+
+
+async def test_my_page_lists_my_recent_games_and_errors_with_my_logs(
+        served: Served, browsers: Browsers) -> None:
+    a, b = entrant(served, "alice", "ace"), entrant(served, "bob", "bee")
+    add_game(served, (a, b), 0)
+    add_game(served, (a, b), 1, forfeit=(0, "the bot exited with status 1\nTraceback"))
+    add_game(served, (b, a), 2, forfeit=(0, "bob's bot timed out"))
+    alice, bob = browsers.new(), browsers.new()
+    await sign_in(alice, served.tokens["alice"])
+    await sign_in(bob, served.tokens["bob"])
+    page = (await alice.get("/me")).text
+    games = page[page.index('id="recent-games"'):page.index("</table>",
+                                                             page.index('id="recent-games"'))]
+    assert games.index("/games/3") < games.index("/games/2") < games.index("/games/1")
+    assert 'href="/games/3/seats/1/log"' in games and "/seats/0/log" not in games.split(
+        "/games/3")[1].split("</tr>")[0]
+    errors = page[page.index('id="recent-errors"'):]
+    errors = errors[:errors.index("</table>")]
+    assert "the bot exited with status 1" in errors and "Traceback" not in errors
+    assert 'href="/games/2/seats/0/log.txt"' in errors
+    assert "bob's bot timed out" not in errors  # bob's forfeit is not alice's error
+    assert "bob&#39;s bot timed out" in (await bob.get("/me")).text

@@ -16,7 +16,8 @@ from referee.server.pages.chart import dated_chart
 from referee.server.pages.digest import Digest, GameLine
 from referee.server.pages.site import Site
 
-__all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values"]
+__all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values",
+           "recent_values"]
 
 #: Games a bot page lists at once.
 GAMES_PER_PAGE: Final = 50
@@ -24,6 +25,8 @@ GAMES_PER_PAGE: Final = 50
 NUMBERED_FROM: Final = 8
 #: The most bots of the crosstable (the best rated): its size grows as their square.
 CROSSTABLE_BOTS: Final = 120
+#: The games and the forfeits a participant's page lists (the newest).
+RECENT: Final = 20
 #: The rank changes the leaderboard shows are over this long (seconds).
 RANK_CHANGE_S: Final = 86400.0
 
@@ -157,3 +160,30 @@ def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | Non
         "sizes": sorted({g.size for g in games}), "results": GameFilter.RESULTS,
         "forfeits": forfeits, "reasons": [str(r) for r in FaultReason],
     }
+
+
+def recent_values(site: Site, participant: str) -> dict[str, Any]:
+    """A participant's page: the newest games of their bots, and the newest forfeits
+    (each game with the seats of their bots in it)."""
+    digest: Digest = site.digest
+    mine = sorted(b for b, sub in site.entrants.items() if sub.participant == participant)
+    lists = [digest.bots[b].games for b in mine if b in digest.bots]
+    newest = sorted({n for games in lists for n in games[-RECENT:]}, reverse=True)[:RECENT]
+    faults: list[int] = []
+    for games in lists:  # each bot's newest forfeits, from its newest game back
+        found = 0
+        for n in reversed(games):
+            seats = digest.games[n - 1].seats
+            if any(s.bot in mine and s.forfeit is not None for s in seats):
+                faults.append(n)
+                found += 1
+                if found == RECENT:
+                    break
+
+    def line(n: int) -> tuple[GameLine, list[int]]:
+        game = digest.games[n - 1]
+        return game, [s.seat for s in game.seats if s.bot in mine]
+
+    return {"recent": [line(n) for n in newest],
+            "errors": [line(n) for n in sorted(set(faults), reverse=True)[:RECENT]],
+            "my_bots": mine}
