@@ -5,6 +5,7 @@ public finals page shows their progress, then the standings and the report's fil
 from __future__ import annotations
 
 import json
+import re
 
 import trio
 from pages_helpers import Browsers, csrf_of, entrant, sign_in
@@ -98,7 +99,8 @@ async def test_the_finals_page_shows_progress_then_escaped_standings_and_the_rep
     progress.phase, progress.total = FinalsPhase.PLAYING, 12
     progress.plan = FinalsPlan(("ant@1", "bee@1"), 6, 2)
     page = await web.get("/finals")
-    assert "0 of 12 games played" in page.text and "ant@1, bee@1" in page.text
+    assert "0 of 12 games played" in page.text
+    assert re.sub(r"<[^>]+>", "", page.text).count("ant@1, bee@1") == 1
     progress.phase = FinalsPhase.DONE
     progress.standings = (FinalStanding(1, "<script>x</script>", 1510.4, 1490.0, 1530.0, 12,
                                         0.75),)
@@ -132,3 +134,27 @@ async def test_finals_played_before_a_restart_are_shown_and_not_played_again(
                               say=said.append)
     assert progress.phase is FinalsPhase.DONE and progress.standings == (row,)
     assert progress.plan == plan and progress.total == 2 and said == []
+
+
+async def test_the_final_standings_name_each_participant_and_link_their_games(
+        served: Served, browsers: Browsers) -> None:
+    a, b = entrant(served, "alice", "ant"), entrant(served, "bob", "bee")
+    progress = served.state.finals
+    progress.phase, progress.total = FinalsPhase.PLAYING, 2
+    progress.plan = FinalsPlan((a, b), 1, 2)
+    web = browsers.new()
+    playing = (await web.get("/finals")).text
+    assert f'<a href="/bots/{a.replace("@", "%40")}">{a}</a> (alice)' in playing
+    progress.phase = FinalsPhase.DONE
+    progress.standings = (FinalStanding(1, b, 1520.0, 1500.0, 1540.0, 2, 1.0),
+                          FinalStanding(2, a, 1480.0, 1460.0, 1500.0, 2, 0.0))
+    page = (await web.get("/finals")).text
+    rows = re.findall(r'<td><a href="([^"]+)"[^>]*>([^<]+)</a></td><td>([^<]+)</td>', page)
+    assert [(bot, who) for _, bot, who in rows] == [(b, "bob"), (a, "alice")]
+    link = rows[0][0]
+    assert link.startswith("/finals/report/")
+    # The link is the finals report's page of that bot (written with the report).
+    pages = finals_folder(served.state.workspace) / "finals-bots"
+    pages.mkdir(parents=True)
+    (pages / f"{b}.html").write_text("<h1>bee's finals games</h1>")
+    assert "bee's finals games" in (await web.get(link)).text
