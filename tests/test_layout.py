@@ -230,3 +230,14 @@ def test_forbidden_contracts_hold_at_run_time(sources: list[str], forbidden: lis
     loaded = set(run.stdout.split())
     assert sorted(m for m in loaded if any(m == f or m.startswith(f"{f}.") for f in forbidden)
                   ) == []
+
+
+def test_the_readme_shows_every_package() -> None:
+    """README's "How it is built" names every package of the referee."""
+    readme = (ROOT / "README.md").read_text()
+    built = readme[readme.index("## How it is built"):]
+    built = built[:built.index("\n```\n", built.index("```") + 3)]
+    shown = {line.split()[0].rstrip("/") for line in built.splitlines()
+             if line.startswith("referee/")}
+    top = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "referee").glob("*/__init__.py")}
+    assert top - shown == set()

@@ -52,7 +52,7 @@ class NoAnswer(ServerUnreachable):
     """The request got no answer: no connection, or the connection broke."""
 
 
-class Refused(Exception):
+class ServerRefused(Exception):
     """The server refused the request: its status and one-line reason."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -81,7 +81,7 @@ def pack(folder: Path) -> bytes:
 
 def _request(url: str, token: str, *, body: bytes | None = None,
              key: str | None = None) -> dict[str, Any]:
-    """One request; Refused for an HTTP error, NoAnswer when no answer came."""
+    """One request; ServerRefused for an HTTP error, NoAnswer when no answer came."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = "application/octet-stream"
@@ -97,7 +97,7 @@ def _request(url: str, token: str, *, body: bytes | None = None,
             message = json.loads(exc.read()).get("error") or exc.reason
         except (ValueError, AttributeError):
             message = exc.reason
-        raise Refused(exc.code, str(message)) from None
+        raise ServerRefused(exc.code, str(message)) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
         raise NoAnswer(f"cannot reach {url}: {reason}") from None
@@ -118,7 +118,7 @@ def _retried(url: str, token: str, *, body: bytes | None = None,
     for wait in (*RETRY_WAITS_S, None):
         try:
             return _request(url, token, body=body, key=key)
-        except Refused as exc:
+        except ServerRefused as exc:
             if exc.status < 500 or wait is None:
                 raise
             problem = str(exc)
@@ -175,6 +175,6 @@ def submit_command(args: argparse.Namespace) -> int:
                 shown = sub["status"]
                 print(f"submission {sub['id']}: {shown}", flush=True)
         return _show(sub)
-    except Refused as exc:
+    except ServerRefused as exc:
         print(f"taki-referee: refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         run_pipeline,
     )
     from .records import Participant, Submission
+    from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
 else:

@@ -23,6 +23,7 @@ from typing import Final
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.records import Participant, Status, Step, Submission
+from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.config import NAME_PATTERN
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
@@ -95,7 +96,7 @@ def name_error(name: str) -> str | None:
 
 class CompetitionStore:
     """The competition's tables in the database at ``path`` (created, with the league's
-    tables, when it is missing)."""
+    tables, when it is missing); :attr:`sessions`, the pages' sign-in sessions."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -110,7 +111,7 @@ class CompetitionStore:
             self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
             self._db.execute("PRAGMA foreign_keys=ON")
             with Transaction(self._db):
-                for statement in SCHEMA.split(";"):
+                for statement in (SCHEMA + SESSIONS_SCHEMA).split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 columns = {row[1] for row in self._db.execute(
@@ -118,6 +119,7 @@ class CompetitionStore:
                 if "idempotency_key" not in columns:  # a database of an earlier layout
                     self._db.execute("ALTER TABLE submissions ADD COLUMN idempotency_key TEXT")
                 self._db.execute(KEY_INDEX)
+        self.sessions = SessionTable(self._db, self._errors)
 
     def close(self) -> None:
         self._db.close()

@@ -1,5 +1,7 @@
-"""Pure values shared by every layer above the rules: the clock, the schedule, fault
-types and the replay format. No I/O. May import referee.rules and taki_protocol."""
+"""Values shared by every layer above the rules: the clock, the schedule, fault types
+and the replay format. Pure (no clock, no trio, no database) but for blocking file I/O in
+two places: the one atomic file write (files.py) and a replay's saving and loading
+(replay.py). May import referee.rules and taki_protocol."""
 
 from typing import TYPE_CHECKING
 

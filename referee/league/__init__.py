@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from .botcheck import require_bots
     from .rating_input import rated_games, stored_series
     from .runner import Executor, LeagueJob, league_size, record_of
-    from .session import choose_executor, play_league
+    from .session import choose_executor, league_executor, play_league
     from .sprt_run import FORFEITS, game_score, run_sprt
     from .sqlite_support import Transaction, explain
     from .store import BUSY_TIMEOUT_MS, GameRecord, Meeting, ResultStore, StoreError

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .elo import GameResult
+    from .elo import RatedGame
     from .leaderboard import BotRating, RatingReport, rate
     from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
     from .online import Belief, OnlineRatings, misorder

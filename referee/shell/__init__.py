@@ -1,5 +1,5 @@
 """The trio shell: bot processes (spawn, process, guard), their sandbox and limits,
-transports (a pipe, a socket, memory), the remote-seat server and the connect client.
+transports (a pipe, a socket), the remote-seat server and the connect client.
 Owns processes, sockets and clocks. May import referee.core and taki_protocol."""
 
 from typing import TYPE_CHECKING
@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .bots import REFEREE_ID, BotConnection, BotTransport, open_bot
+    from .bots import REFEREE_ID, BotConnection, BotTransport, bot_session, open_bot
     from .connect import ConnectError, client_tls_context, connect_bot
     from .limits import LimitError, limit_backend
     from .network import RemoteSetupError, format_address, parse_address
+    from .process import RECEIVE_CHUNK_BYTES, describe_exit_status
     from .remote import RemoteSeats
     from .sandbox import SandboxError, bwrap_path, containment, require_sandbox
     from .seat_setup import open_remote_seats, server_tls_context

@@ -8,7 +8,7 @@ process, pipe or connection is ``BotCrashed``, bytes that break the protocol are
 The transport is anything with the interface of :class:`BotTransport`: a local bot
 process (:class:`~referee.shell.process.BotProcess`), a remote bot's connection
 (:class:`~referee.shell.remote.StreamTransport`) or a bot that lives in memory
-(:class:`~referee.shell.memory.MemoryTransport`). Each maps its own I/O errors to
+(:class:`~referee.testing.MemoryTransport`). Each maps its own I/O errors to
 :class:`~referee.core.faults.BotCrashed`.
 """
 

@@ -15,10 +15,11 @@ from typing import Any
 import attrs
 import pytest
 from jsonout import strict_json
+from schedules import round_robin
 
 from referee.config.errors import SettingsError
 from referee.config.settings import LeagueConfig, load_league
-from referee.core.schedule import DealRun, ScheduledGame, round_robin, total_games
+from referee.core.schedule import DealRun, ScheduledGame, total_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.league import runner
 from referee.league.runner import run_league

@@ -22,10 +22,11 @@ import pytest
 import trio
 from jsonout import strict_json
 from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
+from schedules import round_robin
 
 from referee.config.settings import load_league
 from referee.core.replay import Replay, verify
-from referee.core.schedule import derive_seed, round_robin
+from referee.core.schedule import derive_seed
 from referee.league.rating_input import rated_games
 from referee.league.runner import (
     MAX_DEALS_PER_UNIT,

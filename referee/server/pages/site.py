@@ -68,7 +68,7 @@ class Site:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.digest = Digest()
-        self.sessions = Sessions(state.store.path, state.organizer_digest)
+        self.sessions = Sessions(state.store, state.organizer_digest)
         self.limiter = trio.CapacityLimiter(RENDERERS)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("referee.server.pages", "templates"),
