@@ -141,6 +141,8 @@ class Digest:
         self.recent: deque[tuple[float, int]] = deque()
         self._after = 0
         self._started = False
+        #: When this process began counting the games that land (its first read).
+        self.counting_since: float | None = None
         #: Bumped by every change: a page's version.
         self.version = 0
 
@@ -156,6 +158,8 @@ class Digest:
                 self._after = after
                 self.version += 1
             read += len(games)
+        if not self._started:
+            self.counting_since = time.time()
         self._started = True
         return read
 
@@ -207,9 +211,12 @@ class Digest:
             self.recent.popleft()
 
     def per_minute(self) -> tuple[float, float]:
-        """Games and forfeits a minute over the last ten minutes (of this process);
-        with the lock held."""
-        cut = time.time() - RATE_WINDOW_S
+        """Games and forfeits a minute over the last ten minutes, or since this process
+        began counting when that is shorter (right after a start, the games of its
+        first minutes over those minutes, not over ten); with the lock held."""
+        now = time.time()
+        cut = now - RATE_WINDOW_S
         recent = [f for at, f in self.recent if at >= cut]
-        minutes = RATE_WINDOW_S / 60
+        since = now if self.counting_since is None else self.counting_since
+        minutes = max(min(RATE_WINDOW_S, now - since), 60.0) / 60
         return len(recent) / minutes, sum(recent) / minutes
