@@ -1,7 +1,9 @@
-"""The server's rating history (``referee.competition.history``): every
-:data:`EVERY_S` while games land, a snapshot of the ladder's live ratings with the full
-fit of every game, the fit made in a process of its own (at the builds' priority) so it
-never holds the interpreter the ladder's clocks run in."""
+"""The server's rating history (``referee.competition.history``): a snapshot of the
+ladder's live ratings with the full fit of every game, every :data:`EVERY_S` while
+games land, and sooner while the season is young (when the rated seats grew by a tenth,
+and at least :data:`EVERY_SEATS`, since the last one). The fit is made in a process of
+its own (at the builds' priority) so it never holds the interpreter the ladder's clocks
+run in."""
 
 from __future__ import annotations
 
@@ -20,10 +22,14 @@ import trio
 from referee.competition.history import Snapshot, record_snapshot
 from referee.server.state import ServerState
 
-__all__ = ["EVERY_S", "run_history_link", "snapshot_now"]
+__all__ = ["EVERY_S", "EVERY_SEATS", "run_history_link", "snapshot_now"]
 
 #: How often a snapshot is taken while games land.
 EVERY_S: Final = 600.0
+#: The fewest new rated seats (a heads-up game has two) that bring a snapshot sooner.
+EVERY_SEATS: Final = 40
+#: How often the ladder's ratings are looked at.
+LOOK_S: Final = 5.0
 #: The longest a full fit may take; past it the snapshot keeps the live ratings alone.
 FIT_TIMEOUT_S: Final = 300.0
 #: The fit's priority: below the ladder's games, as the builds and checks.
@@ -60,23 +66,31 @@ async def snapshot_now(db: Path, ratings: Sequence[Any], *, fit: bool = True) ->
         await trio.to_thread.run_sync(record_snapshot, db, time.time(), rows)
 
 
+def _due(seats: int, last_seats: int, waited: float) -> bool:
+    """Whether a snapshot is due: ``seats`` rated now, ``last_seats`` at the last one,
+    ``waited`` seconds since it."""
+    grown = seats - last_seats
+    if grown <= 0:
+        return False
+    return (not last_seats or waited >= EVERY_S
+            or grown >= max(EVERY_SEATS, last_seats // 10))
+
+
 async def run_history_link(state: ServerState, db: Path, *,
                            task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                            ) -> None:
-    """Take a snapshot every EVERY_S while the ladder's ratings change (the first one
-    as soon as there are ratings), until cancelled."""
+    """Take the snapshots (:func:`_due`) until cancelled."""
     task_status.started()
-    last: tuple[Any, ...] | None = None
+    last_seats, last_at = 0, 0.0
     while True:
         ladder = state.ladder
         ratings = tuple(ladder.ratings()) if ladder is not None else ()
-        if ratings and ratings != last:
+        seats = sum(r.games for r in ratings)
+        if ratings and _due(seats, last_seats, time.monotonic() - last_at):
             try:
                 await snapshot_now(db, ratings)
             except (OSError, sqlite3.Error, subprocess.SubprocessError):
-                pass  # the next one, EVERY_S later
+                pass  # the next look tries again
             else:
-                last = ratings
-            await trio.sleep(EVERY_S)
-        else:
-            await trio.sleep(min(EVERY_S, 10.0))
+                last_seats, last_at = seats, time.monotonic()
+        await trio.sleep(LOOK_S)

@@ -67,3 +67,15 @@ def test_a_snapshot_holds_the_full_fit_made_in_a_process_of_its_own(tmp_path: Pa
     when, fitted = latest_fit(db)
     assert when is not None and fitted == fit
     assert history_of(db, "strong")[0].fitted == fit["strong"]
+
+
+def test_snapshots_come_every_ten_minutes_and_sooner_while_the_season_is_young() -> None:
+    from referee.server.history_link import EVERY_S, EVERY_SEATS, _due
+
+    assert _due(2, 0, 0.0)  # the first ratings
+    assert not _due(10, 10, EVERY_S * 2)  # no game since: nothing new to keep
+    assert not _due(10 + EVERY_SEATS - 1, 10, 1.0)
+    assert _due(10 + EVERY_SEATS, 10, 1.0)
+    assert not _due(10_000 + EVERY_SEATS, 10_000, 1.0)  # a tenth of 10000 seats
+    assert _due(11_000, 10_000, 1.0)
+    assert _due(10_001, 10_000, EVERY_S)
