@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from referee.competition.history import (
@@ -53,6 +54,7 @@ def test_snapshots_give_a_bounded_dated_history_and_the_ranks_then(tmp_path: Pat
     assert ranks_at(db, 5.0) == {"b": 1, "a": 2}  # before the first: the first
 
 
+@pytest.mark.slow
 def test_a_snapshot_holds_the_full_fit_made_in_a_process_of_its_own(tmp_path: Path) -> None:
     db = tmp_path / "c.sqlite"
     games(db, {("strong", "weak"): 30, ("weak", "strong"): 10})

@@ -376,6 +376,7 @@ def test_serve_says_in_one_line_that_its_address_is_taken(organizer: Path) -> No
     assert sorted(p.name for p in organizer.iterdir()) == ["competition.toml"]
 
 
+@pytest.mark.slow
 def test_a_second_serve_on_one_database_refuses_before_it_binds_its_port(
         organizer: Path) -> None:
     server = Server(organizer)
