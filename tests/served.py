@@ -24,6 +24,7 @@ import trio
 
 from referee.competition import pipeline
 from referee.competition.config import CompetitionConfig, SandboxSection, SubmissionSection
+from referee.competition.hosting import CompetitionHost
 from referee.competition.pipeline import Workspace, run_pipeline
 from referee.competition.store import CompetitionStore
 from referee.competition.tokens import organizer_token
@@ -31,7 +32,6 @@ from referee.compliance import BotReport, CheckSettings, ScenarioOutcome
 from referee.core import BotSpec
 from referee.core.clock import TimeControl
 from referee.server.app import build_app
-from referee.server.state import ServerState
 
 REPO = Path(__file__).resolve().parents[1]
 RANDOM_BOT = REPO / "sample_bots" / "random_bot.py"
@@ -63,7 +63,7 @@ def targz(folder: Path) -> bytes:
 @attrs.define
 class Served:
     client: httpx.AsyncClient
-    state: ServerState
+    state: CompetitionHost
     tokens: dict[str, str]
     organizer: str
     tmp: Path
@@ -133,7 +133,7 @@ def served_factory(tmp_path: Path, nursery: trio.Nursery,
         workspace.create()
         organizer_digest, _ = organizer_token(config.organizer_token_path)
         send, receive = trio.open_memory_channel[None](1)
-        state = ServerState(config, store, workspace, organizer_digest, send)
+        state = CompetitionHost(config, store, workspace, organizer_digest, send)
         await nursery.start(run_pipeline, store, config, workspace, receive, lambda: None)
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(state)),
                                    base_url="http://competition.test")

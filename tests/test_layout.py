@@ -77,6 +77,31 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
+def test_no_cycles_between_packages() -> None:
+    """No package imports, through any of its modules, a package that imports it back
+    (a face's laziness would hide such a cycle from the modules' check above): the
+    server's pages, say, never import the server."""
+    files = {module_name(p): p for pkg in PACKAGES for p in pkg.rglob("*.py")}
+    faces = set(packages())
+    graph: dict[str, set[str]] = {face: set() for face in faces}
+    for module, path in files.items():
+        mine = package_of(module, faces)
+        graph[mine] |= {package_of(m, faces) for m in imports_of(path, set(files))} - {mine}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph[node]
+        return False
+
+    assert sorted((a, b) for a in graph for b in graph[a] if reaches(b, a)) == []
+
+
 def test_relative_imports_are_followed() -> None:
     """The cycle check sees inside the packages that import their siblings relatively."""
     rules = ROOT / "referee" / "rules"

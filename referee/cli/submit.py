@@ -2,9 +2,9 @@
 wait for its build and check (standard library only: a participant needs nothing else).
 
 A folder is packed as a gzip-compressed tar of its contents (it must hold ``bot.toml``;
-a symbolic link or a special file in it is refused here, as the server would refuse
-it); an archive is sent as it is. The upload is the request's body; the token goes in
-the ``Authorization`` header only.
+what its ``.submitignore`` names is left out; a symbolic link or a special file in the
+rest is refused here, as the server would refuse it); an archive is sent as it is. The
+upload is the request's body; the token goes in the ``Authorization`` header only.
 
 A request that gets no answer (the server is down or restarting) or a 5xx is tried
 again after :data:`RETRY_WAITS_S`. The upload carries an idempotency key, new each time
@@ -15,6 +15,7 @@ before answering returns that submission to the retry, rather than making a seco
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import http.client
 import io
 import json
@@ -30,7 +31,8 @@ from typing import Any, Final
 
 from referee.core import UsageError
 
-__all__ = ["TOKEN_VARIABLE", "submit_command"]
+__all__ = ["EXIT_REFUSED", "IGNORE_FILE", "TOKEN_VARIABLE", "left_out", "pack", "submit_command",
+           "upload_body"]
 
 #: Where ``submit`` finds the token when ``--token`` is not given.
 TOKEN_VARIABLE: Final = "TAKI_REFEREE_TOKEN"
@@ -41,6 +43,8 @@ POLL_S: Final = 1.0
 RETRY_WAITS_S: Final = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: The header of the upload's idempotency key (referee.server.app reads it).
 KEY_HEADER: Final = "Idempotency-Key"
+#: A folder's list of what ``submit`` leaves out of the upload (what a build makes).
+IGNORE_FILE: Final = ".submitignore"
 _ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.xz", ".tar.bz2")
 
 
@@ -60,23 +64,46 @@ class ServerRefused(Exception):
         self.status = status
 
 
+def left_out(folder: Path) -> list[str]:
+    """The patterns of the folder's ``.submitignore``: one path or glob a line, relative
+    to the folder (``#`` starts a comment). What one names, and everything in a folder
+    one names, is not uploaded."""
+    path = folder / IGNORE_FILE
+    if not path.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text("utf-8").splitlines())
+    return [line.strip("/") for line in lines if line.strip("/")]
+
+
 def pack(folder: Path) -> bytes:
-    """The folder's contents as a gzip-compressed tar; UsageError for a folder the
-    server would refuse (no bot.toml, a link or a special file inside)."""
+    """The folder's contents, but what its ``.submitignore`` names, as a gzip-compressed
+    tar with the files' times (a build compares them); UsageError for a folder the server
+    would refuse (no bot.toml, a link or a special file inside)."""
     if not (folder / "bot.toml").is_file():
         raise UsageError(f"{folder}: no bot.toml (name, command, optional build;"
                          " docs/competition.md)")
+    patterns = left_out(folder)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for root, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(dirs) + sorted(files):
+            relative = Path(root).relative_to(folder)
+            dirs[:] = sorted(d for d in dirs
+                             if not _ignored((relative / d).as_posix(), patterns))
+            for name in dirs + sorted(files):
                 path = Path(root) / name
+                arcname = (relative / name).as_posix()
+                if _ignored(arcname, patterns):
+                    continue
                 if path.is_symlink() or not (path.is_file() or path.is_dir()):
                     raise UsageError(f"{path}: links and special files cannot be uploaded"
-                                     " (copy the file it points to instead)")
-                archive.add(path, arcname=str(path.relative_to(folder)), recursive=False)
+                                     f" (copy the file it points to instead, or name it in"
+                                     f" {IGNORE_FILE})")
+                archive.add(path, arcname=arcname, recursive=False)
     return buffer.getvalue()
+
+
+def _ignored(relative: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in patterns)
 
 
 def _request(url: str, token: str, *, body: bytes | None = None,
@@ -143,17 +170,23 @@ def _show(sub: dict[str, Any]) -> int:
     return EXIT_REFUSED
 
 
+def upload_body(path: Path) -> bytes:
+    """What ``submit`` uploads for ``path``: a folder packed, an archive as it is."""
+    if path.is_dir():
+        return pack(path)
+    if path.is_file() and path.name.endswith(_ARCHIVES):
+        return path.read_bytes()
+    raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
+
+
 def submit_command(args: argparse.Namespace) -> int:
+    if args.path is None:
+        raise UsageError("submit needs the server's URL and the bot's PATH"
+                         " (or --dry-run PATH to try it on this machine)")
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     if not token:
         raise UsageError(f"submit needs your token: --token TOKEN or ${TOKEN_VARIABLE}")
-    path: Path = args.path
-    if path.is_dir():
-        body = pack(path)
-    elif path.is_file() and path.name.endswith(_ARCHIVES):
-        body = path.read_bytes()
-    else:
-        raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
+    body = upload_body(args.path)
     base = args.url.rstrip("/")
     try:
         key = secrets.token_urlsafe(24)  # one upload, whatever its retries

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
+    from .hosting import CompetitionHost, LadderHandle, check_sandbox
     from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
     from .pipeline import (
         Workspace,
@@ -18,7 +19,19 @@ if TYPE_CHECKING:
         bot_spec,
         check_upload_key,
         new_upload_key,
+        process,
         run_pipeline,
+    )
+    from .planned_finals import (
+        FINALS_REPORT,
+        FinalsPhase,
+        FinalsProgress,
+        finals_db,
+        finals_folder,
+        finals_title,
+        play_planned_finals,
+        played_games,
+        read_standings,
     )
     from .records import Participant, Submission
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable

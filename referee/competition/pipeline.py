@@ -29,7 +29,7 @@ from referee.competition.manifest import find_root, read_manifest
 from referee.competition.records import Status, Step, Submission
 from referee.competition.store import CompetitionStore
 from referee.competition.unpack import UnpackLimits, unpack
-from referee.compliance import BotReport, CheckSettings, check_bot
+from referee.compliance import BotReport, CheckSettings, check_bot, failure_summary
 from referee.config import make_command
 from referee.core import BotSpec, BotStartError, ResourceLimits, Sandbox
 
@@ -170,18 +170,11 @@ def bot_spec(submission: Submission, name: str, config: CompetitionConfig,
 
 
 def describe_check(report: BotReport, scenarios: int) -> str:
-    """A failed check in a few lines: each failing scenario and what went wrong."""
-    failures = report.failures
-    passed = scenarios - len(failures)
-    lines = [f"check: {passed} of {scenarios} scenarios passed, {len(failures)} failed"
-             " (twice)"]
-    for outcome in failures:
-        lines.append(f"FAIL {outcome.name}: {outcome.problem}")
-        did = outcome.what_the_bot_did()
-        if did:
-            lines.append(f"     the bot: {did}")
-    if len(lines) > CHECK_LINES:
-        lines = [*lines[:CHECK_LINES], f"... and {len(lines) - CHECK_LINES} more lines"]
+    """A failed check in a few lines: each failing scenario and what went wrong, and the
+    bot's last lines on stderr (``referee.compliance.failure_summary``)."""
+    failed = len(report.failures)
+    lines = [f"check: {scenarios - failed} of {scenarios} scenarios passed, {failed} failed"
+             " (twice)", *failure_summary(report, CHECK_LINES)]
     return "\n".join(lines)
 
 

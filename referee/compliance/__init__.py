@@ -2,7 +2,7 @@
 protocol, played by the match runner's own referee. May import referee.match,
 referee.shell, referee.core and referee.rules."""
 
-from .outcome import BotReport, ScenarioOutcome
+from .outcome import BotReport, ScenarioOutcome, failure_summary
 from .run import CheckSettings, check_bot, scenario_catalogue
 
 __all__ = [
@@ -10,5 +10,6 @@ __all__ = [
     "CheckSettings",
     "ScenarioOutcome",
     "check_bot",
+    "failure_summary",
     "scenario_catalogue",
 ]

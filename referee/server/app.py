@@ -26,6 +26,7 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from referee.competition import (
+    CompetitionHost,
     Participant,
     Refusal,
     Refused,
@@ -34,7 +35,6 @@ from referee.competition import (
     digests_match,
 )
 from referee.server.pages import mount_pages
-from referee.server.state import ServerState
 
 __all__ = ["STATUS", "build_app"]
 
@@ -73,8 +73,8 @@ def _bearer(request: Request) -> str:
     return token.strip()
 
 
-def _state(request: Request) -> ServerState:
-    state: ServerState = request.app.state.competition
+def _state(request: Request) -> CompetitionHost:
+    state: CompetitionHost = request.app.state.competition
     return state
 
 
@@ -247,7 +247,7 @@ async def _internal_error(_request: Request, _exc: Exception) -> Response:
     return error(500, "internal error of the server (its log says more)")
 
 
-def build_app(state: ServerState) -> Starlette:
+def build_app(state: CompetitionHost) -> Starlette:
     routes: list[tuple[str, Handler, list[str]]] = [
         ("/api/competition", competition, ["GET"]),
         ("/api/submissions", submit, ["POST"]),

@@ -19,8 +19,8 @@ from typing import Any, Final
 
 import trio
 
+from referee.competition import CompetitionHost
 from referee.competition.history import Snapshot, record_snapshot
-from referee.server.state import ServerState
 
 __all__ = ["EVERY_S", "EVERY_SEATS", "run_history_link", "snapshot_now"]
 
@@ -76,7 +76,7 @@ def _due(seats: int, last_seats: int, waited: float) -> bool:
             or grown >= max(EVERY_SEATS, last_seats // 10))
 
 
-async def run_history_link(state: ServerState, db: Path, *,
+async def run_history_link(state: CompetitionHost, db: Path, *,
                            task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                            ) -> None:
     """Take the snapshots (:func:`_due`) until cancelled."""

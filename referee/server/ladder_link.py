@@ -12,6 +12,7 @@ import trio
 
 from referee.competition import (
     CompetitionError,
+    CompetitionHost,
     LadderControl,
     LadderSettings,
     bot_spec,
@@ -19,7 +20,6 @@ from referee.competition import (
 )
 from referee.core import BotSpec, MatchSettings
 from referee.league import ResultStore
-from referee.server.state import ServerState
 
 __all__ = ["ladder_settings", "run_ladder_link"]
 
@@ -28,7 +28,7 @@ __all__ = ["ladder_settings", "run_ladder_link"]
 POLL_S: Final = 2.0
 
 
-def ladder_settings(state: ServerState) -> LadderSettings:
+def ladder_settings(state: CompetitionHost) -> LadderSettings:
     config = state.config
     ladder = config.ladder
     match = MatchSettings(
@@ -42,7 +42,7 @@ def ladder_settings(state: ServerState) -> LadderSettings:
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
-def active_bots(state: ServerState) -> list[BotSpec]:
+def active_bots(state: CompetitionHost) -> list[BotSpec]:
     """The bots that play now, as the ladder starts them. Blocking."""
     out = []
     for sub in state.store.active():
@@ -51,7 +51,7 @@ def active_bots(state: ServerState) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: ServerState, results: ResultStore, *,
+async def run_ladder_link(state: CompetitionHost, results: ResultStore, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
     """Run the ladder on the competition's database (``results``, which the caller

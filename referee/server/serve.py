@@ -27,39 +27,24 @@ from hypercorn.trio import serve as hypercorn_serve
 from referee.competition import (
     CompetitionConfig,
     CompetitionError,
+    CompetitionHost,
     CompetitionStore,
     Workspace,
+    check_sandbox,
     organizer_token,
     run_pipeline,
 )
-from referee.core import HardLimits
 from referee.league import ResultStore, StoreError
 from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
 from referee.server.history_link import run_history_link
 from referee.server.ladder_link import run_ladder_link
-from referee.server.state import ServerState
-from referee.shell import LimitError, SandboxError, bwrap_path, format_address, limit_backend
+from referee.shell import format_address
 
-__all__ = ["require_sandbox", "serve_competition"]
+__all__ = ["serve_competition"]
 
 #: A request's headers must arrive within this time (slow clients hold no worker long).
 READ_TIMEOUT_S: Final = 60
-
-
-def require_sandbox(config: CompetitionConfig) -> None:
-    """CompetitionError (one line) when bots cannot run in the sandbox with the
-    competition's limits on this host: every submitted bot runs only there."""
-    try:
-        bwrap_path()
-        box = config.sandbox
-        limit_backend().check(HardLimits(box.memory_mb, box.pids, box.cpu_percent or None))
-    except SandboxError:
-        raise CompetitionError(
-            "serve runs every bot in the sandbox, and bwrap is not installed: install"
-            " the Debian package bubblewrap (apt-get install bubblewrap)") from None
-    except LimitError as exc:
-        raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None
 
 
 def bind_port(host: str, port: int) -> socket.socket:
@@ -108,7 +93,7 @@ async def serve_competition(
 ) -> None:
     """Serve the competition until cancelled (or until ``shutdown`` returns); started:
     the address it listens on (``host:port``)."""
-    require_sandbox(config)
+    check_sandbox(config)
     sock = bind_port(host, port)
     with contextlib.ExitStack() as held:
         held.callback(sock.close)  # unless Hypercorn took it
@@ -132,7 +117,7 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
     if created:
         say(f"the organizer's token is in {config.organizer_token_path}")
     send, receive = trio.open_memory_channel[None](1)
-    state = ServerState(config, store, workspace, organizer, send)
+    state = CompetitionHost(config, store, workspace, organizer, send)
     web = HypercornConfig()
     listen = format_address(*sock.getsockname()[:2])
     web.bind = [f"fd://{sock.detach()}"]  # Hypercorn's socket from now on

@@ -34,6 +34,7 @@ from taki_protocol import (
     Message,
     ProtocolError,
     React,
+    RepeatedAnswerError,
     Sentinel,
     Shutdown,
 )
@@ -397,6 +398,8 @@ class BotConnection:
                 self.codec.receive_data(data)  # b"": the end of the bot's output
             # Also what came in one read with the previous answer and waits in the codec.
             message = self.codec.next_message()
+        except RepeatedAnswerError as exc:
+            raise BotProtocolError(str(exc)) from None  # nothing early: an answer twice
         except ProtocolError as exc:
             raise BotProtocolError(f"{exc} (sent before the {what!r} request)") from None
         if message is EOF:

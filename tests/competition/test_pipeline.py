@@ -94,3 +94,35 @@ def test_a_rejection_counts_the_scenarios_as_check_does() -> None:
                 ScenarioOutcome("decide-play", "decide", "play a card"))
     text = describe_check(BotReport("b", "./b", outcomes, 1.0), 2)
     assert text.splitlines()[0] == "check: 1 of 2 scenarios passed, 1 failed (twice)"
+
+
+async def test_a_rejection_shows_the_bots_last_stderr_lines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The participant cannot see the server's log files: the rejection's output holds
+    the bot's last stderr lines, and the scenarios it never played fold into one line."""
+    from referee.competition import pipeline
+    from referee.compliance.outcome import BotReport, ScenarioOutcome
+
+    traceback = "Traceback (most recent call last):\n  ...\nKeyError: 'card'"
+
+    async def crashes(spec: object, settings: CheckSettings) -> BotReport:
+        crash = ScenarioOutcome("handshake", "lifecycle", "hello", problem="failed (crash)",
+                                stderr=traceback)
+        unplayed = [ScenarioOutcome(f"s{i}", "decide", "a turn", stderr=traceback,
+                                    problem="not played: the bot failed its handshake")
+                    for i in range(41)]
+        return BotReport("rnd-check", "python random_bot.py", (crash, *unplayed), 1.0)
+
+    monkeypatch.setattr(pipeline, "check_bot", crashes)
+    config, store, workspace, sub = uploaded(tmp_path)
+    done = await pipeline.process(sub, store, config, workspace)
+    assert done.status is Status.REJECTED
+    assert done.output.splitlines() == [
+        "check: 0 of 42 scenarios passed, 42 failed (twice)",
+        "FAIL handshake: failed (crash)",
+        "41 scenarios not played: the bot failed its handshake",
+        "the bot's last lines on stderr (in handshake):",
+        "  | Traceback (most recent call last):",
+        "  |   ...",
+        "  | KeyError: 'card'",
+    ]

@@ -151,6 +151,7 @@ async def test_what_changes_the_games_meaning_is_still_refused(
 # ------------------------------------------------------------------ leagues of series
 
 
+@pytest.mark.slow
 async def test_a_league_of_series_is_rated_by_series(tmp_path: Path) -> None:
     path = tmp_path / "series.toml"
     path.write_text(f"""\
@@ -258,6 +259,7 @@ async def test_growing_never_makes_the_bots_play_a_stored_game_again(
     assert stored(db) == full_schedule(list(grown), then[1])
 
 
+@pytest.mark.slow
 async def test_a_grown_league_resumed_after_a_kill_replays_only_its_own_units(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

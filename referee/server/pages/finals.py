@@ -14,10 +14,14 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from referee.competition import Workspace
+from referee.competition import (
+    FINALS_REPORT,
+    Workspace,
+    finals_db,
+    finals_folder,
+    played_games,
+)
 from referee.present import bots_folder, page_name
-from referee.server import finals_db, finals_folder, played_games
-from referee.server.finals_link import REPORT_NAME
 from referee.server.pages.public import site_of
 
 __all__ = ["finals_page", "report_files"]
@@ -31,7 +35,7 @@ async def finals_page(request: Request) -> Response:
     played = await site.run(lambda: played_games(db))
     plan = progress.plan
     await site.refresh()
-    pages = bots_folder(Path(REPORT_NAME)).name
+    pages = bots_folder(Path(FINALS_REPORT)).name
 
     def build() -> dict[str, Any]:
         def owner(bot: str) -> str | None:
