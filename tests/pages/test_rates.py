@@ -14,7 +14,7 @@ def test_games_a_minute_right_after_a_start_count_the_minutes_since(
     start = 1_000_000.0
     counted = Digest()
     counted.counting_since = start
-    counted.recent.extend([(start + 10, 0)] * 19 + [(start + 100, 1)])
+    counted.recent.extend([(int(start) + 10, 19, 0), (int(start) + 100, 1, 1)])
     now = start + 120  # two minutes after the start: 20 games in 2 minutes
     monkeypatch.setattr(digest.time, "time", lambda: now)
     assert counted.per_minute() == (10.0, 0.5)
@@ -22,5 +22,5 @@ def test_games_a_minute_right_after_a_start_count_the_minutes_since(
     assert counted.per_minute() == (20.0, 1.0)
     now = start + 3600  # an hour on: the last ten minutes (none landed in them)
     assert counted.per_minute() == (0.0, 0.0)
-    counted.recent.extend([(now - 30, 0)] * 50)
+    counted.recent.append((int(now) - 30, 50, 0))
     assert counted.per_minute() == (5.0, 0.0)

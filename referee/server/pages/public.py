@@ -83,10 +83,10 @@ async def bot_page(request: Request) -> Response:
 
 
 def _game(site: Site, number: int) -> GameLine:
-    games = site.digest.games
-    if not 1 <= number <= len(games):
+    game = site.digest.stored_games.game(number) if number >= 1 else None
+    if game is None:
         raise PageError(404, f"no game {number}")
-    return games[number - 1]
+    return game
 
 
 def _owned(site: Site, session: Session | None, game: GameLine) -> list[int]:
@@ -137,7 +137,7 @@ async def game_log(request: Request) -> Response:
     log_dir = site.state.workspace.root / "logs"
 
     def build() -> dict[str, Any]:
-        meetings = site.meetings()
+        meetings = site.meetings(game.block)
         return {"game": game, "seat": line,
                 "parts": game_logs(log_dir, meetings, game.block, game.game_id, line.bot)}
 
@@ -148,7 +148,8 @@ async def game_log_download(request: Request) -> Response:
     """A seat's whole stderr log of a game, as a text file: its owner's alone."""
     site, _, game, line = await _own_seat(request)
     log_dir = site.state.workspace.root / "logs"
-    data: bytes = await site.run(lambda: log_download(log_dir, site.meetings(), game.block,
+    data: bytes = await site.run(lambda: log_download(log_dir, site.meetings(game.block),
+                                                      game.block,
                                                       game.game_id, line.bot))
     response = Response(data, media_type="text/plain; charset=utf-8", headers={
         "Content-Disposition": f'attachment; filename="game{game.number}-seat{line.seat}.log"',
