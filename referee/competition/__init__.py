@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         run_pipeline,
     )
     from .records import Participant, Submission
+    from .season import Season
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
 else:
@@ -33,6 +34,7 @@ else:
         "pipeline": ("Workspace", "accept_upload", "bot_spec", "check_upload_key",
                      "new_upload_key", "run_pipeline"),
         "records": ("Participant", "Submission"),
+        "season": ("Season",),
         "store": ("CompetitionStore",),
         "tokens": ("digest", "digests_match", "organizer_token"),
     })
@@ -50,6 +52,7 @@ __all__ = [
     "Participant",
     "Refusal",
     "Refused",
+    "Season",
     "Submission",
     "Workspace",
     "accept_upload",

@@ -7,10 +7,12 @@ that plays ``deals`` deals, each at every seat rotation, each rotation by fresh 
 processes (one unit of work per rotation, as in a league). A meeting's deals are the
 table's next ones, so its games have the ids a round-robin league among the same bots
 would give them (``a@1,b@2/deal7/rot1``), in the league's tables, and ``ratings`` and
-``report`` read them. The meeting is stored (``ResultStore.add_meeting``) before its
-first game: a ladder restarted after a kill plays its unfinished meetings first, their
-units whole with the stored games only replayed to the bots, and every game is stored
-once (its id is the key).
+``report`` read them. Their decks are the table's own: each derives from the season's
+secret seed, the table and the deal (``referee.competition.season``), and the seed is
+written nowhere a bot or a page reads. The meeting is stored
+(``ResultStore.add_meeting``) before its first game: a ladder restarted after a kill
+plays its unfinished meetings first, their units whole with the stored games only
+replayed to the bots, and every game is stored once (its id is the key).
 
 The ratings are updated as every game lands (``referee.ratings.online``); the full fit
 of ``referee.ratings`` is there on demand (:func:`full_ratings`).
@@ -23,11 +25,13 @@ import random
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 import attrs
 import trio
 
 from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.competition.season import deal_seed, new_season
 from referee.config import LeagueConfig, available_cpus
 from referee.core import (
     BotSpec,
@@ -35,7 +39,6 @@ from referee.core import (
     MatchSettings,
     WorkUnit,
     derive_seed,
-    fresh_seed,
     series_of,
     table_units,
 )
@@ -78,7 +81,9 @@ class LadderSettings:
     deals: int = 1
     #: A new bot's placement phase: its first games come before anyone else's.
     placement_games: int = 10
-    #: The master seed of the deals; None: the database's (fresh when it is created).
+    #: The season's seed (``referee.competition.season``), secret while the ladder runs:
+    #: each table's deals derive from it, and the pairings; None: the database's (fresh
+    #: when it is created).
     seed: int | None = None
     concurrency: int = attrs.field(factory=available_cpus)
     #: Referee worker processes (``--workers``); None: the games are played here.
@@ -231,11 +236,20 @@ def _identity(seed: int, rules: Rules) -> str:
             f"rules_revision={RULES_REVISION}")
 
 
+#: How a ladder's deals derive from its seed (kept in its database): each table's own
+#: (``referee.competition.season.deal_seed``), or, in a database of an earlier version,
+#: the same deal numbers of every table alike (``derive_seed(seed, "deal", d)``).
+PER_TABLE: Final = "per-table"
+SHARED: Final = "shared"
+
+
 @attrs.frozen
 class _Start:
     """What a ladder reads of its database when it starts."""
 
     seed: int
+    #: PER_TABLE or SHARED.
+    deals: str
     meetings: list[Meeting]
     stored: set[str]
     #: The live ratings of the stored games, rated in the order they finished.
@@ -246,7 +260,7 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     store.claim()
     if store.meta("league") is not None:
         raise StoreError(f"{store.path} holds a league: a ladder needs a database of its own")
-    default = fresh_seed() if settings.seed is None else settings.seed
+    default = new_season().seed if settings.seed is None else settings.seed
     seed = int(store.setting("seed", str(default)))
     if settings.seed is not None and seed != settings.seed:
         raise StoreError(f"{store.path} holds a ladder of another seed ({seed}, not"
@@ -258,7 +272,9 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     online = OnlineRatings()
     online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
                       if series_of(game.game_id) is None)
-    return _Start(seed, store.meetings(), store.finished_ids(), online)
+    meetings = store.meetings()
+    deals = store.setting("deals", SHARED if meetings else PER_TABLE)
+    return _Start(seed, deals, meetings, store.finished_ids(), online)
 
 
 class _Ladder:
@@ -270,6 +286,7 @@ class _Ladder:
         self.settings = settings
         self.control = control
         self.seed = start.seed
+        self.per_table = start.deals == PER_TABLE
         self.on_event = on_event
         self.writer = trio.CapacityLimiter(1)
         self.online = start.online
@@ -303,6 +320,10 @@ class _Ladder:
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
                                  meeting.first_deal + meeting.deals, self.seed))
+        if self.per_table:  # each table's deals its own: no replay tells another's
+            units = [attrs.evolve(unit, games=tuple(
+                attrs.evolve(g, seed=deal_seed(self.seed, meeting.bots, g.deal))
+                for g in unit.games)) for unit in units]
         games = [g for unit in units for g in unit.games if g.game_id not in stored]
         self.queued[meeting.name] = [u for u in units
                                      if any(g.game_id not in stored for g in u.games)]
@@ -439,7 +460,8 @@ async def run_ladder(
     start = await trio.to_thread.run_sync(_open, store, settings)
     ladder = _Ladder(store, settings, control, start, on_event)
     job = LeagueJob(
-        settings=attrs.evolve(settings.match, master_seed=start.seed),
+        # The seed stays out of the replays (and every page): it is the season's secret.
+        settings=attrs.evolve(settings.match, master_seed=None),
         bots=ladder.specs,
         record=ladder.record,
         is_stored=store.has_game,

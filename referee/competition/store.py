@@ -23,11 +23,12 @@ from typing import Final
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.records import Participant, Status, Step, Submission
+from referee.competition.season import Season, new_season
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.config import NAME_PATTERN
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
-__all__ = ["MAX_ATTEMPTS", "CompetitionStore"]
+__all__ = ["MAX_ATTEMPTS", "CompetitionStore", "kept_season"]
 
 #: Starts of a submission's build and check before it is rejected as interrupted: a
 #: submission that brings the server down every time must not keep it down.
@@ -88,6 +89,20 @@ def name_error(name: str) -> str | None:
         return (f"{name!r} is not a usable name: 1 to 64 letters, digits and . _ + -"
                 " (no spaces, no @)")
     return None
+
+
+def kept_season(path: Path) -> Season | None:
+    """The season kept in the database at ``path``, read only (None: none yet)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as db:
+            rows = dict(db.execute("SELECT key, value FROM competition_meta WHERE key IN"
+                                   " ('season_seed', 'season_salt')").fetchall())
+    except sqlite3.Error as exc:
+        raise CompetitionError(f"cannot read {path}: {explain(exc)}") from None
+    if "season_seed" not in rows or "season_salt" not in rows:
+        return None
+    return Season(int(rows["season_seed"]), rows["season_salt"])
 
 
 class CompetitionStore:
@@ -418,6 +433,36 @@ class CompetitionStore:
     def paused(self) -> bool:
         with self._errors("cannot read competition database"):
             return self._meta(self._db, "paused") is not None
+
+    def season(self, seed: int | None = None) -> Season:
+        """The season's seed and salt: made at the first call (with ``seed``, else the
+        seed a ladder of this database already played with, else a fresh one)."""
+        with self._write() as db:
+            kept = self._meta(db, "season_seed"), self._meta(db, "season_salt")
+            if kept[0] is not None and kept[1] is not None:
+                return Season(int(kept[0]), kept[1])
+            if seed is None:
+                row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
+                seed = None if row is None else int(row[0])
+            season = new_season(seed)
+            db.executemany("INSERT OR REPLACE INTO competition_meta(key, value)"
+                           " VALUES (?, ?)", (("season_seed", str(season.seed)),
+                                              ("season_salt", season.salt)))
+        return season
+
+    def end_season(self) -> str:
+        """The season is over: its seed may be published; when it ended (UTC)."""
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO competition_meta(key, value) VALUES"
+                       " ('season_ended', ?)", (_stamp(_now()),))
+            ended = self._meta(db, "season_ended")
+        assert ended is not None
+        return ended
+
+    def season_ended(self) -> str | None:
+        """When the organizer ended the season (None: it runs)."""
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "season_ended")
 
     def frozen(self) -> bool:
         with self._errors("cannot read competition database"):

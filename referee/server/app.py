@@ -99,6 +99,7 @@ async def competition(request: Request) -> Response:
         "limits": {"max_upload_mb": config.submissions.max_upload_mb,
                    "per_day": config.submissions.per_day,
                    "active_bots": config.submissions.active_bots},
+        "season": state.season_json(),
     })
 
 
@@ -229,6 +230,15 @@ async def resume(request: Request) -> Response:
     return JSONResponse({"paused": False})
 
 
+async def end_season(request: Request) -> Response:
+    """The organizer ends the season: the ladder pauses for good, and the season's seed
+    and salt are published (``GET /api/competition``)."""
+    _organizer(request)
+    state = _state(request)
+    await state.end_season()
+    return JSONResponse({"season": state.season_json()})
+
+
 def _refusals(handler: Handler) -> Handler:
     async def wrapped(request: Request) -> Response:
         try:
@@ -257,6 +267,7 @@ def build_app(state: ServerState) -> Starlette:
         ("/api/participants", participants, ["GET"]),
         ("/api/ladder/pause", pause, ["POST"]),
         ("/api/ladder/resume", resume, ["POST"]),
+        ("/api/season/end", end_season, ["POST"]),
     ]
     handlers: dict[int | type[Exception], Any] = {
         HTTPException: _http_error, Exception: _internal_error}

@@ -39,7 +39,8 @@ def ladder_settings(state: ServerState) -> LadderSettings:
     return LadderSettings(
         match=match, table_sizes=ladder.table_sizes,
         deals=ladder.deals, placement_games=ladder.placement_games,
-        seed=ladder.seed or None, concurrency=ladder.concurrency,
+        seed=None if state.season is None else state.season.seed,
+        concurrency=ladder.concurrency,
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
@@ -57,6 +58,8 @@ async def run_ladder_link(state: ServerState, db: Path, *,
                           = trio.TASK_STATUS_IGNORED) -> None:
     """Run the ladder until cancelled; started: a function that tells it the active
     bots changed."""
+    if state.season is None:
+        await state.open_season()
     try:
         settings = ladder_settings(state)
         settings.check()

@@ -73,6 +73,7 @@ async def serve_competition(
             say(f"the organizer's token is in {config.organizer_token_path}")
         send, receive = trio.open_memory_channel[None](1)
         state = ServerState(config, store, workspace, organizer, send)
+        await state.open_season()
         web = HypercornConfig()
         listen = format_address(host, port)
         web.bind = [listen]

@@ -17,8 +17,10 @@ from referee.competition import (
     FinalsPlan,
     Refusal,
     Refused,
+    Season,
     Workspace,
 )
+from referee.competition.season import FORMAT
 from referee.server.finals_link import FinalsPhase, FinalsProgress
 
 __all__ = ["LadderHandle", "ServerState"]
@@ -48,6 +50,37 @@ class ServerState:
     wakeups: trio.MemorySendChannel[None]
     ladder: LadderHandle | None = None
     finals: FinalsProgress = attrs.field(factory=FinalsProgress)
+    #: The season's secret seed (the ladder's), and when the organizer ended it (None:
+    #: it runs, and only its commitment is shown).
+    season: Season | None = None
+    season_ended: str | None = None
+
+    async def open_season(self) -> Season:
+        """The season of the database (made on the first start). Blocking in a thread."""
+        seed = self.config.ladder.seed or None
+        self.season = await trio.to_thread.run_sync(self.store.season, seed)
+        self.season_ended = await trio.to_thread.run_sync(self.store.season_ended)
+        return self.season
+
+    def season_json(self) -> dict[str, Any]:
+        """What anyone may know of the season now: its commitment, and once it has
+        ended, its seed and salt (docs/competition.md, "What is public when")."""
+        if self.season is None:
+            return {}
+        ended = self.season_ended is not None
+        return {
+            "format": FORMAT, "commitment": self.season.commitment,
+            "ended_at": self.season_ended,
+            "seed": str(self.season.seed) if ended else None,
+            "salt": self.season.salt if ended else None,
+        }
+
+    async def end_season(self) -> None:
+        """End the season: the ladder pauses for good and its seed is published."""
+        self.season_ended = await trio.to_thread.run_sync(self.store.end_season)
+        await trio.to_thread.run_sync(self.store.set_paused, True)
+        if self.ladder is not None:
+            self.ladder.pause()
 
     def wake_pipeline(self) -> None:
         with contextlib.suppress(trio.WouldBlock):  # a wakeup waits already
@@ -61,6 +94,8 @@ class ServerState:
         the finals have begun."""
         if not paused and self.finals.phase is not FinalsPhase.NOT_BEGUN:
             raise Refused(Refusal.FROZEN, "the finals have begun: the ladder stays paused")
+        if not paused and self.season_ended is not None:
+            raise Refused(Refusal.FROZEN, "the season has ended: the ladder stays paused")
         await trio.to_thread.run_sync(self.store.set_paused, paused)
         if self.ladder is not None:
             if paused:
