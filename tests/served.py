@@ -16,9 +16,10 @@ import httpx
 import trio
 
 from referee.competition.config import CompetitionConfig, SandboxSection, SubmissionSection
-from referee.competition.pipeline import Workspace, run_pipeline
+from referee.competition.pipeline import run_pipeline
 from referee.competition.store import CompetitionStore
 from referee.competition.tokens import organizer_token
+from referee.competition.workspace import Workspace
 from referee.core.clock import TimeControl
 from referee.server.app import build_app
 from referee.server.state import ServerState

@@ -118,6 +118,13 @@ class SubmissionSection:
     active_bots: int = attrs.field(default=1, validator=_positive)
     #: Builds and checks run at once.
     concurrent_builds: int = attrs.field(default=1, validator=_positive)
+    #: Megabytes a participant's uploads may unpack to in any 24 hours.
+    unpacked_mb_per_day: int = attrs.field(default=1024, validator=_positive)
+    #: Uploads (and build results) unpacked at once, on threads of their own.
+    concurrent_unpacks: int = attrs.field(default=1, validator=_positive)
+    #: Below this many megabytes free on the competition's disk, uploads are refused
+    #: (507) and the ladder pauses until space returns.
+    min_free_mb: int = attrs.field(default=256, validator=at_least(0))
 
 
 @attrs.frozen

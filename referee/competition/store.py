@@ -22,10 +22,10 @@ from typing import Final
 
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
+from referee.competition.names import lookalike, name_error
 from referee.competition.records import Participant, Status, Step, Submission
 from referee.competition.season import Season, new_season
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
-from referee.config import NAME_PATTERN
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
 __all__ = ["MAX_ATTEMPTS", "CompetitionStore", "kept_season"]
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     attempts INTEGER NOT NULL DEFAULT 0,
     received_at TEXT NOT NULL,
     idempotency_key TEXT,
+    unpacked_bytes INTEGER NOT NULL DEFAULT 0,
     UNIQUE (bot, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_by_participant ON submissions(participant, received_at);
@@ -81,14 +82,6 @@ def _now() -> datetime:
 
 def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def name_error(name: str) -> str | None:
-    """What keeps ``name`` from naming a participant or a bot, or None."""
-    if NAME_PATTERN.match(name) is None:
-        return (f"{name!r} is not a usable name: 1 to 64 letters, digits and . _ + -"
-                " (no spaces, no @)")
-    return None
 
 
 def kept_season(path: Path) -> Season | None:
@@ -129,6 +122,9 @@ class CompetitionStore:
                     "PRAGMA table_info('submissions')")}
                 if "idempotency_key" not in columns:  # a database of an earlier layout
                     self._db.execute("ALTER TABLE submissions ADD COLUMN idempotency_key TEXT")
+                if "unpacked_bytes" not in columns:
+                    self._db.execute("ALTER TABLE submissions ADD COLUMN unpacked_bytes"
+                                     " INTEGER NOT NULL DEFAULT 0")
                 self._db.execute(KEY_INDEX)
 
     def close(self) -> None:
@@ -223,9 +219,36 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ submissions
 
+    def check_room(self, participant: str, per_day: int, max_bytes: int) -> int:
+        """Refused when submissions are frozen or the participant reached a daily limit
+        (uploads, or bytes unpacked); else their submissions waiting for a check."""
+        since = _stamp(_now() - timedelta(days=1))
+        with self._errors("cannot read competition database"):
+            if self._meta(self._db, "frozen") is not None:
+                raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
+            today, used = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(unpacked_bytes), 0) FROM submissions"
+                " WHERE participant = ? AND received_at > ?", (participant, since)).fetchone()
+            pending = self._db.execute(
+                "SELECT COUNT(*) FROM submissions WHERE participant = ? AND status IN (?, ?, ?)",
+                (participant, Status.QUEUED, Status.BUILDING, Status.CHECKING)).fetchone()[0]
+        if today >= per_day:
+            raise Refused(Refusal.TOO_MANY, f"limit reached: {per_day} submissions in 24 hours")
+        if used >= max_bytes:
+            raise Refused(Refusal.TOO_MANY, f"limit reached: {max_bytes >> 20} MiB unpacked"
+                          " in 24 hours")
+        return int(pending)
+
+    def queued(self) -> list[Submission]:
+        """The submissions waiting for their build and check, oldest first."""
+        with self._errors("cannot read competition database"):
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE status = ?"
+                                    " ORDER BY id", (Status.QUEUED,)).fetchall()
+        return [Submission(*row) for row in rows]
+
     def add_submission(self, participant: str, bot: str, command: str, build: str | None,
                        folder: str, *, per_day: int, max_pending: int,
-                       key: str | None = None) -> Submission:
+                       key: str | None = None, size: int = 0) -> Submission:
         """Queue an unpacked upload; Refused for another participant's bot name, a
         participant over a limit, or frozen submissions. With the idempotency ``key`` of
         an earlier upload of the participant, that earlier submission (nothing is added,
@@ -242,6 +265,12 @@ class CompetitionStore:
             if owner is not None and owner[0] != participant:
                 raise Refused(Refusal.FORBIDDEN,
                               f"bot name {bot!r} belongs to another participant")
+            if owner is None:
+                close = lookalike(bot, (row[0] for row in db.execute(
+                    "SELECT bot FROM bot_owners")))
+                if close is not None:
+                    raise Refused(Refusal.FORBIDDEN, f"bot name {bot!r} is too close to"
+                                  f" the bot name {close!r}, which is taken")
             today = db.execute(
                 "SELECT COUNT(*) FROM submissions WHERE participant = ? AND received_at > ?",
                 (participant, _stamp(now - timedelta(days=1)))).fetchone()[0]
@@ -260,8 +289,10 @@ class CompetitionStore:
                            (bot, participant))
             cursor = db.execute(
                 "INSERT INTO submissions(participant, bot, command, build, status, folder,"
-                " received_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now), key))
+                " received_at, idempotency_key, unpacked_bytes)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now), key,
+                 size))
             row_id = cursor.lastrowid
             assert row_id is not None
             return self._one(db, row_id)

@@ -11,6 +11,7 @@ The pages (templates served by the same application) are added beside these rout
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import trio
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message
@@ -29,7 +30,6 @@ from referee.competition import (
     Participant,
     Refusal,
     Refused,
-    accept_upload,
     check_upload_key,
     digests_match,
 )
@@ -47,6 +47,7 @@ STATUS: Final[dict[Refusal, int]] = {
     Refusal.BAD_UPLOAD: 400,
     Refusal.TOO_MANY: 429,
     Refusal.FROZEN: 409,
+    Refusal.NO_SPACE: 507,
 }
 #: The form field of an upload sent as ``multipart/form-data``.
 ARCHIVE_FIELD: Final = "archive"
@@ -57,6 +58,8 @@ KEY_HEADER: Final = "Idempotency-Key"
 _CHUNK: Final = 1 << 16
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+log = logging.getLogger("referee.server")
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -167,16 +170,23 @@ async def _form_file(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def submit(request: Request) -> Response:
     """Receive an upload and queue it (202), or, for a retry of an upload already
     received (the same participant and idempotency key), answer with that upload's
-    submission (200)."""
+    submission (200). Every limit is checked before the body is read."""
     state = _state(request)
     participant = await _participant(request)
     key = request.headers.get(KEY_HEADER)
     check_upload_key(key, f"the header {KEY_HEADER}")  # before the body is read
     limit = state.config.submissions.max_upload_mb << 20
-    archive = await _receive(request, limit)
-    accepted = await trio.to_thread.run_sync(
-        accept_upload, state.store, state.config, state.workspace, participant.name,
-        archive, key)
+    async with state.uploads.admit(participant.name, key) as earlier:
+        if earlier is None:
+            try:
+                archive = await _receive(request, limit)
+            except ClientDisconnect:
+                log.warning("an upload of %s: the client disconnected before its end",
+                            participant.name)
+                return error(400, "the upload ended before its end")
+            accepted = await state.uploads.accept(participant.name, archive, key)
+        else:
+            accepted = earlier
     sub = accepted.submission
     if accepted.new:
         state.wake_pipeline()

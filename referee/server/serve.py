@@ -96,8 +96,9 @@ async def serve_competition(
 
             binds = await nursery.start(web_server)  # first: a taken port stops it all
             ladder_changed = await nursery.start(run_ladder_link, state, db)
-            await nursery.start(run_pipeline, store, config, workspace, receive,
-                                ladder_changed)
+            await nursery.start(functools.partial(
+                run_pipeline, unpackers=state.uploads.unpackers), store, config, workspace,
+                receive, ladder_changed)
             # The finals, once begun from the organizer's page (at once when a kill
             # interrupted them): their games, then their report.
             await nursery.start(functools.partial(run_finals_link, say=say), config, store,

@@ -14,10 +14,12 @@ import trio
 from referee.competition import (
     CompetitionConfig,
     CompetitionStore,
+    DiskGauge,
     FinalsPlan,
     Refusal,
     Refused,
     Season,
+    UploadGate,
     Workspace,
 )
 from referee.competition.season import FORMAT
@@ -54,6 +56,12 @@ class ServerState:
     #: it runs, and only its commitment is shown).
     season: Season | None = None
     season_ended: str | None = None
+    #: What every upload passes before its body is read, and the threads that unpack.
+    uploads: UploadGate = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        disk = DiskGauge(self.workspace.root, self.config.submissions.min_free_mb << 20)
+        self.uploads = UploadGate(self.config, self.store, self.workspace, disk)
 
     async def open_season(self) -> Season:
         """The season of the database (made on the first start). Blocking in a thread."""
