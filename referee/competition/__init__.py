@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
     from .upload_keys import check_upload_key, new_upload_key
-    from .workspace import Workspace
+    from .workspace import Workspace, make_private
 else:
     __getattr__ = lazy_face(__name__, {
         "config": ("CompetitionConfig", "load_competition"),
@@ -38,7 +38,7 @@ else:
         "store": ("CompetitionStore",),
         "tokens": ("digest", "digests_match", "organizer_token"),
         "upload_keys": ("check_upload_key", "new_upload_key"),
-        "workspace": ("Workspace",),
+        "workspace": ("Workspace", "make_private"),
     })
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "digests_match",
     "is_disk_full",
     "load_competition",
+    "make_private",
     "new_upload_key",
     "organizer_token",
     "run_finals",

@@ -2,11 +2,12 @@
 trusting it.
 
 Only regular files and directories are unpacked, each under the target folder: an
-absolute path, a ``..``, a link (symbolic or hard), a device or a FIFO refuses the whole
-archive, as do more than ``max_files`` entries or more than ``max_bytes`` of content
-(counted as it is written, not as the archive announces it: a compression bomb stops at
-the limit). Files are created new (never through an existing path) with modes 0644 or
-0755 (executable when the archive says so); nothing else of the archive's metadata
+absolute path, a ``..``, a name longer than 255 bytes, a link (symbolic or hard), a
+device, a FIFO or an encrypted entry refuses the whole archive, as do more than
+``max_files`` entries or more than ``max_bytes`` of content (counted as it is written,
+not as the archive announces it: a compression bomb stops at the limit). Files are
+created new (never through an existing path) with modes 0644 or 0755 (executable when
+the archive says so); nothing else of the archive's metadata
 (owners, times, set-uid bits) is kept.
 
 Blocking (file I/O and decompression): the server calls it in a thread.
@@ -32,6 +33,8 @@ __all__ = ["UnpackLimits", "unpack"]
 
 _CHUNK: Final = 1 << 16
 _MAX_PATH: Final = 1024
+#: The longest name of one file or folder (in bytes, as most file systems count).
+_MAX_NAME: Final = 255
 _MAX_DEPTH: Final = 32
 
 
@@ -65,6 +68,8 @@ def safe_parts(name: str) -> tuple[str, ...]:
     parts = tuple(p for p in path.parts if p != ".")
     if ".." in parts:
         raise _bad(f"{name!r} goes up with '..'")
+    if any(len(part.encode("utf-8", "surrogateescape")) > _MAX_NAME for part in parts):
+        raise _bad(f"a file or folder name longer than {_MAX_NAME} bytes")
     if len(parts) > _MAX_DEPTH:
         raise _bad(f"{name!r} is more than {_MAX_DEPTH} folders deep")
     return parts
@@ -87,6 +92,8 @@ def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
 def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in archive.infolist():
         mode = info.external_attr >> 16
+        if info.flag_bits & 0x1:
+            raise _bad(f"{info.filename!r} is encrypted")
         if info.is_dir():
             yield _Entry(info.filename, True, False, None)
         elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: a zip without Unix modes

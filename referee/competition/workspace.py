@@ -21,7 +21,7 @@ import attrs
 from referee.competition.records import Submission
 from referee.competition.store import CompetitionStore
 
-__all__ = ["Workspace", "tidy"]
+__all__ = ["Workspace", "make_private", "sweep_temporary", "tidy"]
 
 
 @attrs.frozen
@@ -62,6 +62,15 @@ class Workspace:
         self.incoming.chmod(0o700)
         self.uploads.chmod(0o700)  # a folder of an earlier version was 0755
         self.root.chmod(0o711)  # the sandbox binds folders inside; nobody lists them
+
+
+def make_private(db: Path) -> None:
+    """Make the database (and its journal files) readable by the server's user alone:
+    it holds the digests of every token. SQLite makes later journal files with the
+    database's mode. Blocking."""
+    for path in (db, db.with_name(f"{db.name}-wal"), db.with_name(f"{db.name}-shm")):
+        if path.exists():
+            path.chmod(0o600)
 
 
 def sweep_temporary(folder: Path) -> int:

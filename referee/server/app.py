@@ -21,6 +21,7 @@ import trio
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -33,6 +34,7 @@ from referee.competition import (
     check_upload_key,
     digests_match,
 )
+from referee.server.middleware import RateLimit, SecurityHeaders, TokenBuckets, security_headers
 from referee.server.pages import mount_pages
 from referee.server.state import ServerState
 
@@ -264,7 +266,9 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
 
 
 async def _internal_error(_request: Request, _exc: Exception) -> Response:
-    return error(500, "internal error of the server (its log says more)")
+    response = error(500, "internal error of the server (its log says more)")
+    security_headers(response.headers)  # made outside the middleware
+    return response
 
 
 def build_app(state: ServerState) -> Starlette:
@@ -281,10 +285,13 @@ def build_app(state: ServerState) -> Starlette:
     ]
     handlers: dict[int | type[Exception], Any] = {
         HTTPException: _http_error, Exception: _internal_error}
+    section = state.config.competition
+    buckets = TokenBuckets(section.requests_per_second, section.request_burst)
     app = Starlette(
         routes=[Route(path, _refusals(handler), methods=methods)
                 for path, handler, methods in routes],
         exception_handlers=handlers,
+        middleware=[Middleware(SecurityHeaders), Middleware(RateLimit, buckets=buckets)],
     )
     app.state.competition = state
     # The HTML pages (referee.server.pages), beside the API.

@@ -23,6 +23,7 @@ from referee.competition import (
     CompetitionError,
     CompetitionStore,
     Workspace,
+    make_private,
     organizer_token,
     run_pipeline,
 )
@@ -64,6 +65,7 @@ async def serve_competition(
     the address it listens on (``host:port``)."""
     require_sandbox(config)
     store = await trio.to_thread.run_sync(CompetitionStore, db)
+    await trio.to_thread.run_sync(make_private, db)
     try:
         workspace = Workspace(config.files_dir(db))
         await trio.to_thread.run_sync(workspace.create)
