@@ -180,12 +180,7 @@ async def submit(request: Request) -> Response:
     limit = state.config.submissions.max_upload_mb << 20
     async with state.uploads.admit(participant.name, key) as earlier:
         if earlier is None:
-            try:
-                archive = await _receive(request, limit)
-            except ClientDisconnect:
-                log.warning("an upload of %s: the client disconnected before its end",
-                            participant.name)
-                return error(400, "the upload ended before its end")
+            archive = await _receive(request, limit)
             accepted = await state.uploads.accept(participant.name, archive, key)
         else:
             accepted = earlier
@@ -265,6 +260,14 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return error(exc.status_code, str(exc.detail))
 
 
+async def _disconnected(request: Request, _exc: Exception) -> Response:
+    """A client gone in the middle of its request (an upload cut short): one line in the
+    log, and an answer nobody reads."""
+    log.warning("%s %s: the client disconnected before the end of its request",
+                request.method, request.url.path)
+    return error(400, "the request ended before its end")
+
+
 async def _internal_error(_request: Request, _exc: Exception) -> Response:
     response = error(500, "internal error of the server (its log says more)")
     security_headers(response.headers)  # made outside the middleware
@@ -284,7 +287,8 @@ def build_app(state: ServerState) -> Starlette:
         ("/api/season/end", end_season, ["POST"]),
     ]
     handlers: dict[int | type[Exception], Any] = {
-        HTTPException: _http_error, Exception: _internal_error}
+        HTTPException: _http_error, ClientDisconnect: _disconnected,
+        Exception: _internal_error}
     section = state.config.competition
     buckets = TokenBuckets(section.requests_per_second, section.request_burst)
     app = Starlette(
