@@ -5,18 +5,20 @@ The gate (:class:`UploadGate`) answers at once, before a byte of the archive is
 received or unpacked: a full disk (507), a participant over a limit (uploads in the
 last 24 hours, megabytes unpacked in the last 24 hours, uploads waiting for their check
 or still being received or unpacked: 429), frozen submissions (409), or a retry of an
-upload already stored (its submission, nothing read). The unpacking runs on threads
-of its own (a ``trio.CapacityLimiter`` of ``concurrent_unpacks``), never on the
-threads that start the ladder's bots and write its games.
+upload already stored (its submission, nothing read). The unpacking runs in a process
+of its own at a lower CPU priority (``referee.competition.unpack_process``), waited for
+by threads of its own (a ``trio.CapacityLimiter`` of ``concurrent_unpacks``), never by
+the threads that start the ladder's bots and write its games.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import attrs
@@ -29,6 +31,7 @@ from referee.competition.manifest import find_root, read_manifest
 from referee.competition.records import Submission
 from referee.competition.store import CompetitionStore
 from referee.competition.unpack import UnpackLimits, unpack
+from referee.competition.unpack_process import unpack_in_process
 from referee.competition.upload_keys import check_upload_key
 from referee.competition.workspace import Workspace
 
@@ -51,11 +54,12 @@ def folder_bytes(folder: Path) -> int:
 
 
 def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace: Workspace,
-                  participant: str, archive: Path, key: str | None = None) -> Accepted:
-    """Unpack a received archive and queue it; Refused for an unsafe archive, a bad
-    manifest or a participant over a limit (nothing is kept then). An upload with the
-    idempotency ``key`` of one of the participant's earlier uploads (a retry) is
-    dropped, and that earlier submission returned. Blocking."""
+                  participant: str, archive: Path, key: str | None = None, *,
+                  unpacker: Callable[[Path, Path, UnpackLimits], int] = unpack) -> Accepted:
+    """Unpack a received archive (with ``unpacker``) and queue it; Refused for an unsafe
+    archive, a bad manifest or a participant over a limit (nothing is kept then). An
+    upload with the idempotency ``key`` of one of the participant's earlier uploads (a
+    retry) is dropped, and that earlier submission returned. Blocking."""
     try:
         check_upload_key(key)
     except Refused:
@@ -68,8 +72,8 @@ def accept_upload(store: CompetitionStore, config: CompetitionConfig, workspace:
         if earlier is not None:
             return Accepted(earlier, new=False)
         folder.mkdir(mode=0o700)
-        unpack(archive, folder / "upload",
-               UnpackLimits(limits.max_unpacked_mb << 20, limits.max_files))
+        unpacker(archive, folder / "upload",
+                 UnpackLimits(limits.max_unpacked_mb << 20, limits.max_files))
         root = find_root(folder / "upload")
         manifest = read_manifest(root)
         root.rename(folder / "source")
@@ -136,8 +140,9 @@ class UploadGate:
             self._receiving[participant] -= 1
 
     async def accept(self, participant: str, archive: Path, key: str | None) -> Accepted:
-        """Unpack and queue a received archive (within :meth:`admit`), on the unpacking
-        threads."""
+        """Unpack (in a process of its own) and queue a received archive (within
+        :meth:`admit`), from the unpacking threads."""
         return await trio.to_thread.run_sync(
-            accept_upload, self.store, self.config, self.workspace, participant, archive,
-            key, limiter=self.unpackers)
+            functools.partial(accept_upload, self.store, self.config, self.workspace,
+                              participant, archive, key, unpacker=unpack_in_process),
+            limiter=self.unpackers)

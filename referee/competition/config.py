@@ -63,8 +63,8 @@ class CompetitionSection:
     files: str = ""
     #: Requests a second each anonymous client (an address without a token) may make
     #: on average, and at most at once; beyond, the answer is 429.
-    requests_per_second: int = attrs.field(default=20, validator=_positive)
-    request_burst: int = attrs.field(default=100, validator=_positive)
+    requests_per_second: int = attrs.field(default=5, validator=_positive)
+    request_burst: int = attrs.field(default=60, validator=_positive)
 
 
 @attrs.frozen

@@ -23,7 +23,8 @@ from referee.competition.config import CompetitionConfig
 from referee.competition.errors import Refused
 from referee.competition.records import Status, Step, Submission
 from referee.competition.store import CompetitionStore
-from referee.competition.unpack import UnpackLimits, unpack
+from referee.competition.unpack import UnpackLimits
+from referee.competition.unpack_process import unpack_in_process
 from referee.competition.workspace import Workspace, tidy
 from referee.compliance import BotReport, CheckSettings, check_bot
 from referee.core import BotStartError
@@ -95,7 +96,7 @@ async def process(sub: Submission, store: CompetitionStore, config: CompetitionC
         if result.ok:
             try:
                 await trio.to_thread.run_sync(
-                    unpack, tar_path, folder / "bot",
+                    unpack_in_process, tar_path, folder / "bot",
                     UnpackLimits(limits.max_unpacked_mb << 20, limits.max_files),
                     limiter=unpackers)
             except Refused as exc:

@@ -100,7 +100,7 @@ async def competition(request: Request) -> Response:
     return JSONResponse({
         "name": config.competition.name, "rules": config.competition.rules,
         "table_sizes": list(config.ladder.table_sizes), "frozen": frozen,
-        "paused": state.paused(),
+        "paused": state.paused(), "disk_full": state.disk_full,
         "limits": {"max_upload_mb": config.submissions.max_upload_mb,
                    "per_day": config.submissions.per_day,
                    "active_bots": config.submissions.active_bots},

@@ -5,6 +5,7 @@ participant is disabled, leaves)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -16,9 +17,10 @@ from referee.competition import (
     LadderControl,
     LadderSettings,
     bot_spec,
+    is_disk_full,
     run_ladder,
 )
-from referee.core import BotSpec, MatchSettings
+from referee.core import BotSpec, MatchSettings, leaves
 from referee.league import ResultStore
 from referee.server.state import ServerState
 
@@ -27,6 +29,12 @@ __all__ = ["ladder_settings", "run_ladder_link"]
 #: How often the active bots are read again from the database without being told
 #: (``participants disable`` runs in another process).
 POLL_S: Final = 2.0
+#: How often the free space is read.
+DISK_POLL_S: Final = 2.0
+#: After a write failed for want of space, the ladder waits for this much more.
+DISK_MARGIN: Final = 16 << 20
+
+log = logging.getLogger("referee.server")
 
 
 def ladder_settings(state: ServerState) -> LadderSettings:
@@ -76,7 +84,8 @@ async def run_ladder_link(state: ServerState, db: Path, *,
             changed.set()
 
         async with trio.open_nursery() as nursery:
-            await nursery.start(run_ladder, results, settings, control)
+            await nursery.start(_keep_playing, state, results, settings, control)
+            nursery.start_soon(_watch_disk, state, control)
             task_status.started(tell)
             playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
             while True:
@@ -89,3 +98,60 @@ async def run_ladder_link(state: ServerState, db: Path, *,
                     playing = {b.name for b in bots}
     finally:
         results.close()
+
+
+def _only_disk_full(exc: BaseException) -> bool:
+    found = leaves(exc)
+    return bool(found) and all(is_disk_full(leaf) for leaf in found)
+
+
+async def _keep_playing(state: ServerState, results: ResultStore, settings: LadderSettings,
+                        control: LadderControl, *,
+                        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                        ) -> None:
+    """Run the ladder; when a full disk stops it (a replay or a game that cannot be
+    written), wait for space, then run it again: the games that were in flight are
+    played again, none is stored twice (as after a kill)."""
+    started = False
+    while True:
+        try:
+            async with trio.open_nursery() as inner:
+                await inner.start(run_ladder, results, settings, control)
+                if not started:
+                    task_status.started()
+                    started = True
+            return  # stopped
+        except BaseException as exc:
+            if not _only_disk_full(exc):
+                raise
+        disk = state.uploads.disk
+        free = await trio.to_thread.run_sync(disk.free)
+        log.warning("the disk is full: the ladder stopped its games in flight and waits"
+                    " for space (the API and the pages go on)")
+        state.disk_failed = True
+        # Room: the reserve, and at least DISK_MARGIN more than when the write failed.
+        while (await trio.to_thread.run_sync(disk.free)) < max(disk.reserve,
+                                                               free + DISK_MARGIN):
+            await trio.sleep(DISK_POLL_S)
+        state.disk_failed = False
+        log.warning("the disk has room again: the ladder goes on")
+
+
+async def _watch_disk(state: ServerState, control: LadderControl) -> None:
+    """Pause the ladder while the disk is below its reserve, and resume it when space
+    returns (unless the organizer paused it meanwhile, or the season or the ladder
+    ended)."""
+    disk = state.uploads.disk
+    while True:
+        room = await trio.to_thread.run_sync(disk.has_room)
+        if not room and not state.disk_low:
+            state.disk_low = True
+            control.pause()
+            log.warning("the disk is below its reserve of %d MiB: the ladder pauses and"
+                        " uploads are refused until space returns", disk.reserve >> 20)
+        elif room and state.disk_low:
+            state.disk_low = False
+            if await trio.to_thread.run_sync(state.may_resume):
+                control.resume()
+            log.warning("the disk has room again: the ladder goes on")
+        await trio.sleep(DISK_POLL_S)

@@ -58,6 +58,10 @@ class ServerState:
     season_ended: str | None = None
     #: What every upload passes before its body is read, and the threads that unpack.
     uploads: UploadGate = attrs.field(init=False)
+    #: The disk is below its reserve (the ladder is paused), and a write of the ladder
+    #: failed for want of space (it waits for space): ``referee.server.ladder_link``.
+    disk_low: bool = False
+    disk_failed: bool = False
 
     def __attrs_post_init__(self) -> None:
         disk = DiskGauge(self.workspace.root, self.config.submissions.min_free_mb << 20)
@@ -94,8 +98,18 @@ class ServerState:
         with contextlib.suppress(trio.WouldBlock):  # a wakeup waits already
             self.wakeups.send_nowait(None)
 
+    @property
+    def disk_full(self) -> bool:
+        return self.disk_low or self.disk_failed
+
     def paused(self) -> bool:
-        return self.ladder is None or self.ladder.paused
+        return self.ladder is None or self.ladder.paused or self.disk_full
+
+    def may_resume(self) -> bool:
+        """Whether the ladder may play on once the disk has room: not paused by the
+        organizer, the season not ended, the finals not begun. Blocking."""
+        return (not self.store.paused() and self.season_ended is None
+                and self.finals.phase is FinalsPhase.NOT_BEGUN)
 
     async def set_paused(self, paused: bool) -> None:
         """Pause or resume the ladder, also after a restart; Refused to resume it once
@@ -108,7 +122,7 @@ class ServerState:
         if self.ladder is not None:
             if paused:
                 self.ladder.pause()
-            else:
+            elif not self.disk_full:  # else it resumes when the disk has room
                 self.ladder.resume()
 
     async def begin_finals(self, plan: FinalsPlan) -> FinalsPlan:
