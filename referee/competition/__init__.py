@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
     from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
+    from .log_budget import LogBudget, LogUsage, trim_logs
     from .pipeline import run_pipeline
     from .records import Participant, Submission
     from .season import Season
@@ -29,6 +30,7 @@ else:
         "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
         "finals_plan": ("FinalsPlan",),
         "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
+        "log_budget": ("LogBudget", "LogUsage", "trim_logs"),
         "accept": ("Accepted", "UploadGate", "accept_upload"),
         "bot_specs": ("bot_spec",),
         "disk": ("DiskGauge", "is_disk_full"),
@@ -53,6 +55,8 @@ __all__ = [
     "GameLanded",
     "LadderControl",
     "LadderSettings",
+    "LogBudget",
+    "LogUsage",
     "Participant",
     "Refusal",
     "Refused",
@@ -73,4 +77,5 @@ __all__ = [
     "run_finals",
     "run_ladder",
     "run_pipeline",
+    "trim_logs",
 ]

@@ -65,6 +65,10 @@ class CompetitionSection:
     #: on average, and at most at once; beyond, the answer is 429.
     requests_per_second: int = attrs.field(default=5, validator=_positive)
     request_burst: int = attrs.field(default=60, validator=_positive)
+    #: The ladder's bot logs kept, in all and of each bot version (the oldest files
+    #: are evicted first).
+    logs_mb: int = attrs.field(default=1024, validator=_positive)
+    bot_logs_mb: int = attrs.field(default=64, validator=_positive)
 
 
 @attrs.frozen

@@ -16,9 +16,12 @@ from referee.competition import (
     CompetitionError,
     LadderControl,
     LadderSettings,
+    LogBudget,
+    LogUsage,
     bot_spec,
     is_disk_full,
     run_ladder,
+    trim_logs,
 )
 from referee.core import BotSpec, MatchSettings, leaves
 from referee.league import ResultStore
@@ -31,6 +34,8 @@ __all__ = ["ladder_settings", "run_ladder_link"]
 POLL_S: Final = 2.0
 #: How often the free space is read.
 DISK_POLL_S: Final = 2.0
+#: How often the bot logs are trimmed to their budget.
+LOGS_POLL_S: Final = 10.0
 #: After a write failed for want of space, the ladder waits for this much more.
 DISK_MARGIN: Final = 16 << 20
 
@@ -41,9 +46,9 @@ def ladder_settings(state: ServerState) -> LadderSettings:
     config = state.config
     ladder = config.ladder
     match = MatchSettings(
-        rules=config.rules, time=config.time, log_dir=state.workspace.root / "logs",
+        rules=config.rules, time=config.time, log_dir=state.workspace.logs,
         # The game pages show each game's replay (referee.server.pages).
-        replay_dir=state.workspace.root / "replays")
+        replay_dir=state.workspace.replays)
     return LadderSettings(
         match=match, table_sizes=ladder.table_sizes,
         deals=ladder.deals, placement_games=ladder.placement_games,
@@ -86,6 +91,7 @@ async def run_ladder_link(state: ServerState, db: Path, *,
         async with trio.open_nursery() as nursery:
             await nursery.start(_keep_playing, state, results, settings, control)
             nursery.start_soon(_watch_disk, state, control)
+            nursery.start_soon(_trim_logs, state, control)
             task_status.started(tell)
             playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
             while True:
@@ -135,6 +141,20 @@ async def _keep_playing(state: ServerState, results: ResultStore, settings: Ladd
             await trio.sleep(DISK_POLL_S)
         state.disk_failed = False
         log.warning("the disk has room again: the ladder goes on")
+
+
+async def _trim_logs(state: ServerState, control: LadderControl) -> None:
+    """Keep the ladder's bot logs within their budget, evicting the oldest files."""
+    section = state.config.competition
+    budget = LogBudget(section.bot_logs_mb << 20, section.logs_mb << 20)
+    folder = state.workspace.logs
+    evicted = 0
+    while True:
+        bots = [r.bot for r in control.ratings()] + list(control.active)
+        usage = await trio.to_thread.run_sync(trim_logs, folder, bots, budget)
+        evicted += usage.evicted
+        state.logs = LogUsage(usage.bytes, usage.files, evicted)
+        await trio.sleep(LOGS_POLL_S)
 
 
 async def _watch_disk(state: ServerState, control: LadderControl) -> None:

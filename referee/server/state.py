@@ -16,6 +16,7 @@ from referee.competition import (
     CompetitionStore,
     DiskGauge,
     FinalsPlan,
+    LogUsage,
     Refusal,
     Refused,
     Season,
@@ -62,6 +63,8 @@ class ServerState:
     #: failed for want of space (it waits for space): ``referee.server.ladder_link``.
     disk_low: bool = False
     disk_failed: bool = False
+    #: The ladder's bot logs after their last trim (``referee.server.ladder_link``).
+    logs: LogUsage = attrs.field(factory=lambda: LogUsage(0, 0, 0))
 
     def __attrs_post_init__(self) -> None:
         disk = DiskGauge(self.workspace.root, self.config.submissions.min_free_mb << 20)
