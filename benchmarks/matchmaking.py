@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from referee.competition.matchmaking import Entrant, choose_table
-from referee.ratings.elo import ELO_PER_NAT, GameResult
+from referee.ratings.elo import ELO_PER_NAT, RatedGame
 from referee.ratings.leaderboard import rate
 from referee.ratings.models import RatingModel
 from referee.ratings.online import OnlineRatings
@@ -71,7 +71,7 @@ class Field:
         self.strengths = dict(strengths)
         self.size = size
         self.outcomes = outcomes
-        self.games: list[GameResult] = []
+        self.games: list[RatedGame] = []
         self.online = OnlineRatings()
         self.played: dict[str, int] = dict.fromkeys(strengths, 0)
         self.meetings = 0
@@ -95,7 +95,7 @@ class Field:
                 weights = [math.exp(self.strengths[b] / ELO_PER_NAT) for b in left]
                 pick = self.outcomes.choices(range(len(left)), weights=weights)[0]
                 places[left.pop(pick)] = len(places) + 1
-            self.games.append(GameResult(places=places, block=block))
+            self.games.append(RatedGame(places=places, block=block))
             self.online.update(places)
             for bot in table:
                 self.played[bot] += 1

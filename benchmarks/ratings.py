@@ -27,7 +27,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from referee.ratings.elo import ELO_PER_NAT, GameResult
+from referee.ratings.elo import ELO_PER_NAT, RatedGame
 from referee.ratings.leaderboard import RATING_MODELS, RatingReport, rate
 
 #: Noise of one bot's score in one game, from its strength (natural-log units).
@@ -48,7 +48,7 @@ def true_elos(bots: int, spread: float, rng: random.Random) -> dict[str, float]:
 
 
 def league(elos: dict[str, float], blocks: int, seats: int, noise: Noise,
-           rng: random.Random) -> list[GameResult]:
+           rng: random.Random) -> list[RatedGame]:
     """``blocks`` duplicate blocks of ``seats`` games each, every block on a random table."""
     names = sorted(elos)
     games = []
@@ -57,7 +57,7 @@ def league(elos: dict[str, float], blocks: int, seats: int, noise: Noise,
         for _ in range(seats):
             score = {p: elos[p] / ELO_PER_NAT + noise(rng) for p in players}
             order = sorted(players, key=score.__getitem__, reverse=True)
-            games.append(GameResult({p: k + 1 for k, p in enumerate(order)}, block=block))
+            games.append(RatedGame({p: k + 1 for k, p in enumerate(order)}, block=block))
     return games
 
 
@@ -86,7 +86,7 @@ def rms_centred(truth: Sequence[float], estimate: Sequence[float]) -> float:
                                       zip(truth, estimate, strict=True)))
 
 
-def openskill_ratings(games: Sequence[GameResult]) -> dict[str, float] | None:
+def openskill_ratings(games: Sequence[RatedGame]) -> dict[str, float] | None:
     """Each bot's mu after openskill's Plackett-Luce updates, game by game; None when
     openskill is not installed."""
     try:

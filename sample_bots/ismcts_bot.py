@@ -27,6 +27,7 @@ MS: the most milliseconds a decision may take (default 300). Needs the referee's
 from __future__ import annotations
 
 import math
+import os
 import random
 import sys
 import time
@@ -291,3 +292,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 2:
         rng.seed(int(sys.argv[2]))
     run_bot(choose, name="ismcts", on_game_start=on_game_start, on_request=on_request)
+    # Exit at once, without the interpreter's clean-up of the search's objects (PROTOCOL.md
+    # section 3.6: the referee waits only a moment after shutdown or error).
+    sys.stderr.flush()
+    os._exit(0)

@@ -26,6 +26,14 @@ CHROMIUM_ARGS = [
 PageOpener = Callable[..., tuple[Any, list[str]]]
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that drives the browser is slow (``./tasks quick`` leaves it out), whether
+    it is marked or not."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """A headless Chromium driven by Playwright, closed after each test module so that

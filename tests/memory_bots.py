@@ -1,4 +1,4 @@
-"""Scripted bots that live in memory (``referee.shell.memory``), for the game loop's tests.
+"""Scripted bots that live in memory (``referee.testing``), for the game loop's tests.
 
 A :class:`ScriptedBot` plays in the referee's own Trio run: it answers the handshake and
 every request with its strategy (the first legal action, declaring "last card"), unless
@@ -31,7 +31,7 @@ from taki_protocol import (
     pack_message,
 )
 
-from referee.shell.memory import BotEnd
+from referee.testing import BotEnd
 
 Request = Decide | React
 #: ``strategy(request)``: the index of the chosen legal action and the "last card" flag.
@@ -62,7 +62,7 @@ def breaks(request: Request) -> tuple[int, bool]:
 
 
 class ScriptedBot:
-    """A bot written in Python for :func:`referee.shell.memory.open_memory_bot`."""
+    """A bot written in Python for :func:`referee.testing.open_memory_bot`."""
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ from referee.core.schedule import ScheduledGame
 from referee.match.game import GameReferee, outcome_of
 from referee.rules import GameResult
 from referee.shell.bots import BotConnection
-from referee.shell.memory import open_memory_bot
+from referee.testing import open_memory_bot
 
 #: Times on Trio's clock: under the autojump clock a stalled bot costs no real time.
 MOVE_MS = 1000

@@ -1,6 +1,12 @@
 """Helpers of the competition tests: bot folders, archives, and an in-process
 competition server (the Starlette application with its submission pipeline, driven
-through httpx's ASGI transport, no socket)."""
+through httpx's ASGI transport, no socket).
+
+The served competition checks its uploads with a stand-in (:class:`CheckStandIn`: every
+bot passes and none is started) unless asked for the real check
+(``make(real_check=True)``), which runs the compliance scenarios against the bot in the
+sandbox as ``taki-referee serve`` does: the tests of the HTTP API and of the pages are
+about requests, not about starting bots."""
 
 from __future__ import annotations
 
@@ -13,16 +19,20 @@ from typing import Any
 
 import attrs
 import httpx
+import pytest
 import trio
 
+from referee.competition import pipeline
 from referee.competition.config import CompetitionConfig, SandboxSection, SubmissionSection
+from referee.competition.hosting import CompetitionHost
 from referee.competition.pipeline import run_pipeline
 from referee.competition.store import CompetitionStore
 from referee.competition.tokens import organizer_token
 from referee.competition.workspace import Workspace
+from referee.compliance import BotReport, CheckSettings, ScenarioOutcome
+from referee.core import BotSpec
 from referee.core.clock import TimeControl
 from referee.server.app import build_app
-from referee.server.state import ServerState
 
 REPO = Path(__file__).resolve().parents[1]
 RANDOM_BOT = REPO / "sample_bots" / "random_bot.py"
@@ -54,10 +64,11 @@ def targz(folder: Path) -> bytes:
 @attrs.define
 class Served:
     client: httpx.AsyncClient
-    state: ServerState
+    state: CompetitionHost
     tokens: dict[str, str]
     organizer: str
     tmp: Path
+    checks: CheckStandIn | None  # None: the real check
 
     def auth(self, who: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[who]}"}
@@ -81,11 +92,36 @@ class Served:
 Factory = Callable[..., Any]
 
 
-def served_factory(tmp_path: Path, nursery: trio.Nursery) -> Factory:
-    """``await make(submissions=..., sandbox=...)``: a served competition with
-    participants alice and bob."""
+@attrs.define
+class CheckStandIn:
+    """The check's stand-in: the bot passes its one scenario, never started; once
+    :meth:`hold` is called, the checks wait until :meth:`release`."""
 
-    async def make(**sections: Any) -> Served:
+    released: trio.Event | None = None
+
+    def hold(self) -> None:
+        self.released = trio.Event()
+
+    def release(self) -> None:
+        if self.released is not None:
+            self.released.set()
+
+    async def __call__(self, spec: BotSpec, settings: CheckSettings) -> BotReport:
+        if self.released is not None:
+            await self.released.wait()
+        passed = ScenarioOutcome("handshake", "lifecycle", "the stand-in for the check")
+        return BotReport(spec.name, spec.display, (passed,), 0.0)
+
+
+def served_factory(tmp_path: Path, nursery: trio.Nursery,
+                   monkeypatch: pytest.MonkeyPatch) -> Factory:
+    """``await make(submissions=..., sandbox=..., real_check=False)``: a served
+    competition with participants alice and bob."""
+
+    async def make(*, real_check: bool = False, **sections: Any) -> Served:
+        checks = None if real_check else CheckStandIn()
+        if checks is not None:
+            monkeypatch.setattr(pipeline, "check_bot", checks)
         config = CompetitionConfig(
             path=tmp_path / "competition.toml",
             time=TimeControl(move_ms=1000, startup_ms=10_000),
@@ -98,11 +134,11 @@ def served_factory(tmp_path: Path, nursery: trio.Nursery) -> Factory:
         workspace.create()
         organizer_digest, _ = organizer_token(config.organizer_token_path)
         send, receive = trio.open_memory_channel[None](1)
-        state = ServerState(config, store, workspace, organizer_digest, send)
+        state = CompetitionHost(config, store, workspace, organizer_digest, send)
         await nursery.start(run_pipeline, store, config, workspace, receive, lambda: None)
         client = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_app(state)),
                                    base_url="http://competition.test")
         organizer = config.organizer_token_path.read_text().strip()
-        return Served(client, state, tokens, organizer, tmp_path)
+        return Served(client, state, tokens, organizer, tmp_path, checks)
 
     return make

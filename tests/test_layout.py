@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from referee import face_table
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = (ROOT / "referee", ROOT / "protocol" / "taki_protocol")
 
@@ -75,6 +77,31 @@ def test_no_import_cycles() -> None:
     assert cycles == []
 
 
+def test_no_cycles_between_packages() -> None:
+    """No package imports, through any of its modules, a package that imports it back
+    (a face's laziness would hide such a cycle from the modules' check above): the
+    server's pages, say, never import the server."""
+    files = {module_name(p): p for pkg in PACKAGES for p in pkg.rglob("*.py")}
+    faces = set(packages())
+    graph: dict[str, set[str]] = {face: set() for face in faces}
+    for module, path in files.items():
+        mine = package_of(module, faces)
+        graph[mine] |= {package_of(m, faces) for m in imports_of(path, set(files))} - {mine}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo += graph[node]
+        return False
+
+    assert sorted((a, b) for a in graph for b in graph[a] if reaches(b, a)) == []
+
+
 def test_relative_imports_are_followed() -> None:
     """The cycle check sees inside the packages that import their siblings relatively."""
     rules = ROOT / "referee" / "rules"
@@ -100,8 +127,17 @@ def package_of(module: str, names: set[str]) -> str:
     return module if module in names else module.rpartition(".")[0]
 
 
+def is_lazy(init: Path) -> bool:
+    """The face makes its names with ``lazy_face``."""
+    return any(isinstance(node, ast.Call) and ast.unparse(node.func) == "lazy_face"
+               for node in ast.walk(ast.parse(init.read_text())))
+
+
 def face_names(init: Path) -> set[str]:
-    """The names in a face's ``__all__``, read from its source."""
+    """The names of a face, read from its source: a lazy face's are the imports of its
+    ``TYPE_CHECKING`` block, an eager face's its ``__all__``."""
+    if is_lazy(init):
+        return set(face_table(init.read_text()))
     for node in ast.parse(init.read_text()).body:
         targets = ([node.target] if isinstance(node, ast.AnnAssign)
                    else node.targets if isinstance(node, ast.Assign) else [])
@@ -134,39 +170,38 @@ def test_each_package_names_its_face() -> None:
             assert hasattr(face, attribute), f"{name}.{attribute}"
 
 
-def lazy_table(init: Path) -> dict[str, set[tuple[str, str]]] | None:
-    """A lazy face's names as its ``TYPE_CHECKING`` imports give them and as its
-    ``lazy_face`` table does, each a set of (module, name); None for an eager face."""
-    tree = ast.parse(init.read_text())
-    table = next((node.args[1] for node in ast.walk(tree) if isinstance(node, ast.Call)
-                  and ast.unparse(node.func) == "lazy_face"), None)
-    if table is None:
-        return None
-    blocks = [node.body for node in ast.walk(tree)
-              if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
-    checked = {(statement.module or "", alias.name) for body in blocks for statement in body
-               if isinstance(statement, ast.ImportFrom) and statement.level == 1
-               for alias in statement.names}
-    runtime = {(module, name) for module, names in ast.literal_eval(table).items()
-               for name in names}
-    return {"TYPE_CHECKING": checked, "lazy_face": runtime}
+def type_checking_imports(init: Path) -> dict[str, str]:
+    """What the type checker reads in a lazy face: each name of its ``TYPE_CHECKING``
+    block's imports and the module it comes from. The block holds nothing else."""
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                assert statement.level == 1 and statement.module, ast.unparse(statement)
+                for alias in statement.names:
+                    assert alias.asname is None, ast.unparse(statement)
+                    found[alias.name] = statement.module
+    return found
 
 
-def test_lazy_faces_say_the_same_three_times() -> None:
-    """A lazy face lists its names for the type checker (``TYPE_CHECKING`` imports), for
-    the run (the ``lazy_face`` table) and for readers (``__all__``): all three agree, and
-    no name is also a module of the package (importing the module would hide it)."""
-    lazy = 0
-    for name, init in sorted(packages().items()):
-        tables = lazy_table(init)
-        if tables is None:
-            continue
-        lazy += 1
-        assert tables["TYPE_CHECKING"] == tables["lazy_face"], name
-        assert {n for _, n in tables["lazy_face"]} == face_names(init), name
+def test_a_lazy_face_gives_each_name_it_imports_for_the_type_checker() -> None:
+    """A lazy face writes each name once, as an import of its ``TYPE_CHECKING`` block:
+    its table at run time, ``__all__`` and ``dir()`` are made from those imports, and no
+    name is also a module of the package (importing the module would hide it)."""
+    lazy = [(name, init) for name, init in sorted(packages().items()) if is_lazy(init)]
+    for name, init in lazy:
+        imports = type_checking_imports(init)
+        assert face_table(init.read_text()) == imports, name
+        face = importlib.import_module(name)
+        assert sorted(face.__all__) == sorted(imports), name
+        assert set(imports) <= set(dir(face)), name
         modules = {p.stem for p in init.parent.glob("*.py")}
-        assert not {n for _, n in tables["lazy_face"]} & modules, name
-    assert lazy >= 10
+        assert not set(imports) & modules, name
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    reexported = {m for o in config["overrides"] if o.get("implicit_reexport")
+                  for m in o["module"]}
+    assert reexported == {name for name, _ in lazy}
 
 
 def test_packages_use_each_other_through_their_faces() -> None:
@@ -220,3 +255,14 @@ def test_forbidden_contracts_hold_at_run_time(sources: list[str], forbidden: lis
     loaded = set(run.stdout.split())
     assert sorted(m for m in loaded if any(m == f or m.startswith(f"{f}.") for f in forbidden)
                   ) == []
+
+
+def test_the_readme_shows_every_package() -> None:
+    """README's "How it is built" names every package of the referee."""
+    readme = (ROOT / "README.md").read_text()
+    built = readme[readme.index("## How it is built"):]
+    built = built[:built.index("\n```\n", built.index("```") + 3)]
+    shown = {line.split()[0].rstrip("/") for line in built.splitlines()
+             if line.startswith("referee/")}
+    top = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "referee").glob("*/__init__.py")}
+    assert top - shown == set()

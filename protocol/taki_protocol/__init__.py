@@ -23,6 +23,7 @@ from .errors import (
     ProtocolError,
     ReceivedMessageTooLargeError,
     RemoteProtocolError,
+    RepeatedAnswerError,
     SentMessageTooLargeError,
 )
 from .messages import (
@@ -87,6 +88,7 @@ __all__ = [
     "RefereeMessage",
     "RefereeStream",
     "RemoteProtocolError",
+    "RepeatedAnswerError",
     "Request",
     "Role",
     "SentMessageTooLargeError",

@@ -34,6 +34,7 @@ from .errors import (
     LocalProtocolError,
     ProtocolError,
     RemoteProtocolError,
+    RepeatedAnswerError,
     SentMessageTooLargeError,
 )
 from .messages import (
@@ -215,6 +216,7 @@ class Codec:
         self._open_id: int | None = None
         self._last_id = -1  # request ids increase strictly over the connection
         self._abandoned: set[int] = set()  # requests given up on, whose answers are dropped
+        self._answered = -1  # the last request answered
         self._final: str | None = None  # "error" or "shutdown" once one was exchanged
 
     # ------------------------------------------------------------ state
@@ -383,8 +385,16 @@ class Codec:
     def _answer(self, request_id: int, error: type[ProtocolError]) -> None:
         if request_id == self._open_id:
             self._open_id = None
+            self._answered = request_id
         elif request_id in self._abandoned:  # a bot answering a superseded request
             self._abandoned.discard(request_id)
+            self._answered = request_id
+        elif request_id == self._answered:
+            repeated = RepeatedAnswerError if error is RemoteProtocolError else error
+            open_now = "no request is open" if self._open_id is None \
+                else f"the open request is {self._open_id}"
+            raise repeated(f"a second answer for request {request_id} ({open_now}):"
+                           " each request takes exactly one answer")
         elif self._open_id is None:
             raise error(f"answer for request {request_id}, but no request is open")
         else:

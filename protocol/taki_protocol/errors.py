@@ -22,6 +22,14 @@ class RemoteProtocolError(ProtocolError):
     """
 
 
+class RepeatedAnswerError(RemoteProtocolError):
+    """The bot answered a request a second time (one answer per request).
+
+    Raised by the referee's codec when an ``action`` names the last request, already
+    answered; kept apart from an answer sent ahead of its request, since the bot did
+    nothing early: it answered twice."""
+
+
 class LocalProtocolError(ProtocolError):
     """This side tried to do something the protocol forbids.
 

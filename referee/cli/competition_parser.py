@@ -52,9 +52,17 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
                     " a step (the step's output is printed), 2 for a mistake of the"
                     " command line or a server that cannot be reached.",
     )
-    submit.add_argument("url", metavar="URL", help="the server, e.g. http://127.0.0.1:8080")
-    submit.add_argument("path", type=Path, metavar="PATH",
+    submit.add_argument("url", metavar="URL", help="the server, e.g. http://127.0.0.1:8080"
+                        " (with --dry-run it may be left out)")
+    submit.add_argument("path", type=Path, metavar="PATH", nargs="?",
                         help="the bot's folder, or a .tar.gz, .tar or .zip archive of it")
+    submit.add_argument("--dry-run", action="store_true",
+                        help="upload nothing: run the server's unpacking, build and check"
+                             " on this machine, in the same sandbox, limits and time"
+                             " control, and print what the server would (docs/competition.md)")
+    submit.add_argument("--config", type=Path, default=None, metavar="COMPETITION.toml",
+                        help="with --dry-run: the competition's file, for its time control"
+                             " and limits (default: those of serve without one)")
     submit.add_argument("--token", default=None,
                         help="your token (default: $TAKI_REFEREE_TOKEN)")
     submit.add_argument("--no-wait", action="store_true",

@@ -28,7 +28,7 @@ from referee.core import GameOutcome, TimeUse, UsageError
 from referee.league import (
     ResultStore,
     StoreError,
-    choose_executor,
+    league_executor,
     league_size,
     play_league,
     rated_games,
@@ -177,7 +177,7 @@ async def run_league_command(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     announce(config.bots)  # no bwrap, or a limit the host cannot enforce: stop here
-    executor = choose_executor(config, workers=args.workers, dask=args.dask)
+    executor = league_executor(config, workers=args.workers, dask=args.dask)
     bar = sys.stderr.isatty() and not args.json
     tally = FaultTally()
     already = _stored_games(args.db)

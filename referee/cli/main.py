@@ -155,6 +155,10 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.participants import participants_command
 
         return participants_command(args)
+    if command == "submit" and args.dry_run:
+        from referee.cli.dry_run import dry_run_command
+
+        return dry_run_command(args)
     if command == "submit":
         from referee.cli.submit import submit_command
 

@@ -6,6 +6,7 @@ them."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -13,6 +14,10 @@ import attrs
 
 from referee.core import BotSpec, Sandbox, UsageError
 from referee.shell import LimitError, SandboxError, containment, limit_backend, require_sandbox
+
+#: Said at start when root runs bots with limits outside the sandbox.
+ROOT_WARNING = ("limits: bots run as root without --sandbox can escape their limits (and"
+                " write what root can): run bots you did not write with --sandbox")
 
 
 def sandboxed_bots(args: argparse.Namespace, bots: Sequence[BotSpec]) -> list[BotSpec]:
@@ -46,7 +51,8 @@ def announce(bots: Sequence[BotSpec]) -> None:
     """UsageError when the host cannot run the bots as asked; else one line on stderr
     naming the sandbox and the limit backend in force (nothing without either), after
     one that says that processes are not contained when unsandboxed bots cannot be
-    (:func:`~referee.shell.sandbox.containment`)."""
+    (:func:`~referee.shell.sandbox.containment`), and one that says that bots run by
+    root outside the sandbox can escape their limits."""
     commands = [b.command for b in bots if b.command is not None]
     sandboxed = any(c.sandbox is not None for c in commands)
     limited = [c.limits.hard() for c in commands if c.limits.hard()]
@@ -54,6 +60,8 @@ def announce(bots: Sequence[BotSpec]) -> None:
         contained = containment()  # probed here, before any bot's clock runs
         if not contained.contained:
             print(contained.describe(), file=sys.stderr)
+        if os.geteuid() == 0 and any(c.sandbox is None and c.limits.hard() for c in commands):
+            print(ROOT_WARNING, file=sys.stderr)
     try:
         if sandboxed:
             require_sandbox()

@@ -2,9 +2,9 @@
 wait for its build and check (standard library only: a participant needs nothing else).
 
 A folder is packed as a gzip-compressed tar of its contents (it must hold ``bot.toml``;
-a symbolic link or a special file in it is refused here, as the server would refuse
-it); an archive is sent as it is. The upload is the request's body; the token goes in
-the ``Authorization`` header only.
+what its ``.submitignore`` names is left out; a symbolic link or a special file in the
+rest is refused here, as the server would refuse it); an archive is sent as it is. The
+upload is the request's body; the token goes in the ``Authorization`` header only.
 
 A request that gets no answer (the server is down or restarting) or a 5xx is tried
 again after :data:`RETRY_WAITS_S`. The upload carries an idempotency key, new each time
@@ -15,6 +15,7 @@ before answering returns that submission to the retry, rather than making a seco
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import http.client
 import io
 import json
@@ -30,7 +31,8 @@ from typing import Any, Final
 
 from referee.core import UsageError
 
-__all__ = ["TOKEN_VARIABLE", "submit_command"]
+__all__ = ["EXIT_REFUSED", "IGNORE_FILE", "TOKEN_VARIABLE", "left_out", "pack", "submit_command",
+           "upload_body"]
 
 #: Where ``submit`` finds the token when ``--token`` is not given.
 TOKEN_VARIABLE: Final = "TAKI_REFEREE_TOKEN"
@@ -41,6 +43,8 @@ POLL_S: Final = 1.0
 RETRY_WAITS_S: Final = (1.0, 2.0, 4.0, 8.0, 16.0)
 #: The header of the upload's idempotency key (referee.server.app reads it).
 KEY_HEADER: Final = "Idempotency-Key"
+#: A folder's list of what ``submit`` leaves out of the upload (what a build makes).
+IGNORE_FILE: Final = ".submitignore"
 _ARCHIVES: Final = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.xz", ".tar.bz2")
 
 
@@ -52,7 +56,7 @@ class NoAnswer(ServerUnreachable):
     """The request got no answer: no connection, or the connection broke."""
 
 
-class Refused(Exception):
+class ServerRefused(Exception):
     """The server refused the request: its status and one-line reason."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -60,28 +64,51 @@ class Refused(Exception):
         self.status = status
 
 
+def left_out(folder: Path) -> list[str]:
+    """The patterns of the folder's ``.submitignore``: one path or glob a line, relative
+    to the folder (``#`` starts a comment). What one names, and everything in a folder
+    one names, is not uploaded."""
+    path = folder / IGNORE_FILE
+    if not path.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text("utf-8").splitlines())
+    return [line.strip("/") for line in lines if line.strip("/")]
+
+
 def pack(folder: Path) -> bytes:
-    """The folder's contents as a gzip-compressed tar; UsageError for a folder the
-    server would refuse (no bot.toml, a link or a special file inside)."""
+    """The folder's contents, but what its ``.submitignore`` names, as a gzip-compressed
+    tar with the files' times (a build compares them); UsageError for a folder the server
+    would refuse (no bot.toml, a link or a special file inside)."""
     if not (folder / "bot.toml").is_file():
         raise UsageError(f"{folder}: no bot.toml (name, command, optional build;"
                          " docs/competition.md)")
+    patterns = left_out(folder)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         for root, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(dirs) + sorted(files):
+            relative = Path(root).relative_to(folder)
+            dirs[:] = sorted(d for d in dirs
+                             if not _ignored((relative / d).as_posix(), patterns))
+            for name in dirs + sorted(files):
                 path = Path(root) / name
+                arcname = (relative / name).as_posix()
+                if _ignored(arcname, patterns):
+                    continue
                 if path.is_symlink() or not (path.is_file() or path.is_dir()):
                     raise UsageError(f"{path}: links and special files cannot be uploaded"
-                                     " (copy the file it points to instead)")
-                archive.add(path, arcname=str(path.relative_to(folder)), recursive=False)
+                                     f" (copy the file it points to instead, or name it in"
+                                     f" {IGNORE_FILE})")
+                archive.add(path, arcname=arcname, recursive=False)
     return buffer.getvalue()
+
+
+def _ignored(relative: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(relative, pattern) for pattern in patterns)
 
 
 def _request(url: str, token: str, *, body: bytes | None = None,
              key: str | None = None) -> dict[str, Any]:
-    """One request; Refused for an HTTP error, NoAnswer when no answer came."""
+    """One request; ServerRefused for an HTTP error, NoAnswer when no answer came."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
     if body is not None:
         headers["Content-Type"] = "application/octet-stream"
@@ -97,7 +124,7 @@ def _request(url: str, token: str, *, body: bytes | None = None,
             message = json.loads(exc.read()).get("error") or exc.reason
         except (ValueError, AttributeError):
             message = exc.reason
-        raise Refused(exc.code, str(message)) from None
+        raise ServerRefused(exc.code, str(message)) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
         raise NoAnswer(f"cannot reach {url}: {reason}") from None
@@ -118,7 +145,7 @@ def _retried(url: str, token: str, *, body: bytes | None = None,
     for wait in (*RETRY_WAITS_S, None):
         try:
             return _request(url, token, body=body, key=key)
-        except Refused as exc:
+        except ServerRefused as exc:
             if exc.status < 500 or wait is None:
                 raise
             problem = str(exc)
@@ -143,17 +170,23 @@ def _show(sub: dict[str, Any]) -> int:
     return EXIT_REFUSED
 
 
+def upload_body(path: Path) -> bytes:
+    """What ``submit`` uploads for ``path``: a folder packed, an archive as it is."""
+    if path.is_dir():
+        return pack(path)
+    if path.is_file() and path.name.endswith(_ARCHIVES):
+        return path.read_bytes()
+    raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
+
+
 def submit_command(args: argparse.Namespace) -> int:
+    if args.path is None:
+        raise UsageError("submit needs the server's URL and the bot's PATH"
+                         " (or --dry-run PATH to try it on this machine)")
     token = args.token or os.environ.get(TOKEN_VARIABLE, "")
     if not token:
         raise UsageError(f"submit needs your token: --token TOKEN or ${TOKEN_VARIABLE}")
-    path: Path = args.path
-    if path.is_dir():
-        body = pack(path)
-    elif path.is_file() and path.name.endswith(_ARCHIVES):
-        body = path.read_bytes()
-    else:
-        raise UsageError(f"{path}: not a folder nor a .tar.gz, .tar or .zip archive")
+    body = upload_body(args.path)
     base = args.url.rstrip("/")
     try:
         key = secrets.token_urlsafe(24)  # one upload, whatever its retries
@@ -175,6 +208,6 @@ def submit_command(args: argparse.Namespace) -> int:
                 shown = sub["status"]
                 print(f"submission {sub['id']}: {shown}", flush=True)
         return _show(sub)
-    except Refused as exc:
+    except ServerRefused as exc:
         print(f"taki-referee: refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -14,8 +14,7 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
-from referee.competition.season import Season, wrong_deal
-from referee.competition.store import kept_season
+from referee.competition import Season, kept_season, wrong_deal
 from referee.core import Replay, ReplayError, UsageError, verify
 from referee.league import ResultStore, StoreError
 

@@ -14,68 +14,27 @@ if TYPE_CHECKING:
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
+    from .hosting import CompetitionHost, LadderHandle, check_sandbox
     from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
     from .log_budget import LogBudget, LogUsage, trim_logs
-    from .pipeline import run_pipeline
+    from .pipeline import process, run_pipeline
+    from .planned_finals import (
+        FINALS_REPORT,
+        FinalsPhase,
+        FinalsProgress,
+        finals_db,
+        finals_folder,
+        finals_title,
+        play_planned_finals,
+        played_games,
+        read_standings,
+    )
     from .records import Participant, Submission
-    from .season import Season
-    from .store import CompetitionStore
+    from .season import FORMAT, Season, deal_of, deal_seed, wrong_deal
+    from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
+    from .store import CompetitionStore, kept_season
     from .tokens import digest, digests_match, organizer_token
     from .upload_keys import check_upload_key, new_upload_key
     from .workspace import Workspace, make_private
 else:
-    __getattr__ = lazy_face(__name__, {
-        "config": ("CompetitionConfig", "load_competition"),
-        "errors": ("CompetitionError", "Refusal", "Refused"),
-        "finals": ("FinalStanding", "FinalsSettings", "run_finals"),
-        "finals_plan": ("FinalsPlan",),
-        "ladder": ("GameLanded", "LadderControl", "LadderSettings", "run_ladder"),
-        "log_budget": ("LogBudget", "LogUsage", "trim_logs"),
-        "accept": ("Accepted", "UploadGate", "accept_upload"),
-        "bot_specs": ("bot_spec",),
-        "disk": ("DiskGauge", "is_disk_full"),
-        "pipeline": ("run_pipeline",),
-        "records": ("Participant", "Submission"),
-        "season": ("Season",),
-        "store": ("CompetitionStore",),
-        "tokens": ("digest", "digests_match", "organizer_token"),
-        "upload_keys": ("check_upload_key", "new_upload_key"),
-        "workspace": ("Workspace", "make_private"),
-    })
-
-__all__ = [
-    "Accepted",
-    "CompetitionConfig",
-    "CompetitionError",
-    "CompetitionStore",
-    "DiskGauge",
-    "FinalStanding",
-    "FinalsPlan",
-    "FinalsSettings",
-    "GameLanded",
-    "LadderControl",
-    "LadderSettings",
-    "LogBudget",
-    "LogUsage",
-    "Participant",
-    "Refusal",
-    "Refused",
-    "Season",
-    "Submission",
-    "UploadGate",
-    "Workspace",
-    "accept_upload",
-    "bot_spec",
-    "check_upload_key",
-    "digest",
-    "digests_match",
-    "is_disk_full",
-    "load_competition",
-    "make_private",
-    "new_upload_key",
-    "organizer_token",
-    "run_finals",
-    "run_ladder",
-    "run_pipeline",
-    "trim_logs",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

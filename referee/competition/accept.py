@@ -2,13 +2,14 @@
 before its body is read.
 
 The gate (:class:`UploadGate`) answers at once, before a byte of the archive is
-received or unpacked: a full disk (507), a participant over a limit (uploads in the
-last 24 hours, megabytes unpacked in the last 24 hours, uploads waiting for their check
-or still being received or unpacked: 429), frozen submissions (409), or a retry of an
-upload already stored (its submission, nothing read). The unpacking runs in a process
-of its own at a lower CPU priority (``referee.competition.unpack_process``), waited for
-by threads of its own (a ``trio.CapacityLimiter`` of ``concurrent_unpacks``), never by
-the threads that start the ladder's bots and write its games.
+received or unpacked: a full disk (507), a participant over a limit (uploads and
+megabytes unpacked in the last 24 hours, those refused once unpacked included; uploads
+waiting for their check or still being received or unpacked: 429), frozen submissions
+(409), or a retry of an upload already stored (its submission, nothing read). The
+unpacking runs in a process of its own at a lower CPU priority
+(``referee.competition.unpack_process``), waited for by threads of their own (a
+``trio.CapacityLimiter`` of ``concurrent_unpacks``), never by the threads that start
+the ladder's bots and write its games.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import contextlib
 import functools
 import secrets
 import shutil
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Final
 
 import attrs
 import trio
@@ -36,6 +38,8 @@ from referee.competition.upload_keys import check_upload_key
 from referee.competition.workspace import Workspace
 
 __all__ = ["Accepted", "UploadGate", "accept_upload", "folder_bytes"]
+
+DAY_S: Final = 24 * 3600.0
 
 
 @attrs.frozen
@@ -105,6 +109,9 @@ class UploadGate:
     unpackers: trio.CapacityLimiter = attrs.field(init=False)
     #: Uploads of each participant being received or unpacked now.
     _receiving: Counter[str] = attrs.field(init=False, factory=Counter)
+    #: Uploads of each participant refused once unpacked (kept here, not stored).
+    _unpacked_refused: defaultdict[str, list[tuple[float, int]]] = attrs.field(
+        init=False, factory=lambda: defaultdict(list))
 
     def __attrs_post_init__(self) -> None:
         self.unpackers = trio.CapacityLimiter(self.config.submissions.concurrent_unpacks)
@@ -128,9 +135,15 @@ class UploadGate:
                           " of yours are being received or waiting for their check")
         self._receiving[participant] += 1
         try:
-            pending = await trio.to_thread.run_sync(
-                self.store.check_room, participant, limits.per_day,
-                limits.unpacked_mb_per_day << 20)
+            today, used, pending = await trio.to_thread.run_sync(self.store.recent,
+                                                                 participant)
+            refused = self._refused(participant)
+            if today + len(refused) >= limits.per_day:
+                raise Refused(Refusal.TOO_MANY,
+                              f"limit reached: {limits.per_day} submissions in 24 hours")
+            if used + sum(size for _, size in refused) >= limits.unpacked_mb_per_day << 20:
+                raise Refused(Refusal.TOO_MANY, f"limit reached: {limits.unpacked_mb_per_day}"
+                              " MiB unpacked in 24 hours")
             if pending + self._receiving[participant] > limits.max_pending:
                 raise Refused(Refusal.TOO_MANY, f"limit reached: {limits.max_pending}"
                               " submissions waiting for their check; wait for one to"
@@ -139,10 +152,28 @@ class UploadGate:
         finally:
             self._receiving[participant] -= 1
 
+    def _refused(self, participant: str) -> list[tuple[float, int]]:
+        """The participant's uploads refused in the last 24 hours, once unpacked: when,
+        and the bytes their unpacking wrote at most."""
+        now = trio.current_time()
+        kept = [(at, size) for at, size in self._unpacked_refused[participant]
+                if now - at < DAY_S]
+        self._unpacked_refused[participant] = kept
+        return kept
+
     async def accept(self, participant: str, archive: Path, key: str | None) -> Accepted:
         """Unpack (in a process of its own) and queue a received archive (within
-        :meth:`admit`), from the unpacking threads."""
-        return await trio.to_thread.run_sync(
-            functools.partial(accept_upload, self.store, self.config, self.workspace,
-                              participant, archive, key, unpacker=unpack_in_process),
-            limiter=self.unpackers)
+        :meth:`admit`), from the unpacking threads. A refused upload counts towards the
+        participant's daily limits as an accepted one does (a bomb, with the bytes it
+        wrote before it was stopped)."""
+        try:
+            return await trio.to_thread.run_sync(
+                functools.partial(accept_upload, self.store, self.config, self.workspace,
+                                  participant, archive, key, unpacker=unpack_in_process),
+                limiter=self.unpackers)
+        except Refused as exc:
+            limits = self.config.submissions
+            size = (limits.max_unpacked_mb << 20 if exc.refusal is Refusal.TOO_LARGE
+                    else 0)
+            self._unpacked_refused[participant].append((trio.current_time(), size))
+            raise

@@ -34,11 +34,12 @@ NICENESS: Final = 10
 #: The build's own lines kept for the participant.
 OUTPUT_LINES: Final = 60
 
-#: Copies the upload in, runs the build (``$1``) with its output on stderr, then writes
-#: what the build folder holds as a tar stream on stdout.
+#: Copies the upload in with its file times (a build's "is it built already?" test
+#: compares them), runs the build (``$1``) with its output on stderr, then writes what
+#: the build folder holds as a tar stream on stdout (times included: unpack keeps them).
 _SCRIPT: Final = f"""set -e
 mkdir {BUILD_FOLDER}
-cp -R ./. {BUILD_FOLDER}/
+cp -R --preserve=mode,timestamps ./. {BUILD_FOLDER}/
 cd {BUILD_FOLDER}
 HOME={BUILD_FOLDER}
 export HOME

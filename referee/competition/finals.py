@@ -22,7 +22,7 @@ import trio
 from referee.competition.ladder import GameLanded
 from referee.config import LeagueConfig, available_cpus
 from referee.core import BotSpec, GameOutcome, MatchSettings, write_atomically
-from referee.league import ResultStore, choose_executor, play_league, rated_games
+from referee.league import ResultStore, league_executor, play_league, rated_games
 from referee.ratings import RatingModel, rate
 
 __all__ = ["FinalStanding", "FinalsSettings", "run_finals"]
@@ -106,7 +106,7 @@ async def run_finals(
         deals=settings.deals, seed=settings.seed, concurrency=settings.concurrency,
         match=settings.match, rating_model=settings.rating_model,
     )
-    executor = choose_executor(config, workers=settings.workers, dask=settings.dask)
+    executor = league_executor(config, workers=settings.workers, dask=settings.dask)
     stored = await trio.to_thread.run_sync(_count, db)
 
     def landed(outcome: GameOutcome) -> None:

@@ -24,7 +24,6 @@ import json
 import random
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Final
 
 import attrs
@@ -32,7 +31,7 @@ import trio
 
 from referee.competition.matchmaking import Entrant, choose_table, next_size
 from referee.competition.season import deal_seed, new_season
-from referee.config import LeagueConfig, available_cpus
+from referee.config import available_cpus
 from referee.core import (
     BotSpec,
     GameOutcome,
@@ -43,7 +42,6 @@ from referee.core import (
     table_units,
 )
 from referee.league import (
-    Executor,
     LeagueJob,
     Meeting,
     ResultStore,
@@ -65,7 +63,7 @@ from referee.rules import RULES_REVISION, Rules
 
 __all__ = [
     "GameLanded", "LadderControl", "LadderEvent", "LadderSettings", "LiveRating",
-    "RatingsChanged", "executor_for", "full_ratings", "run_ladder",
+    "RatingsChanged", "full_ratings", "run_ladder",
 ]
 
 
@@ -434,14 +432,6 @@ class _Ladder:
             self.on_event(RatingsChanged(ratings))
 
 
-def executor_for(settings: LadderSettings, path: Path) -> Executor:
-    """Where the ladder's games are played (``referee.league.session.choose_executor``):
-    on ``settings.workers`` referee processes, on the Dask cluster of ``settings.dask``,
-    else ``settings.concurrency`` units at a time in this process."""
-    where = LeagueConfig(path=path, bots=(), concurrency=settings.concurrency)
-    return choose_executor(where, workers=settings.workers, dask=settings.dask)
-
-
 async def run_ladder(
     store: ResultStore,
     settings: LadderSettings,
@@ -456,7 +446,8 @@ async def run_ladder(
     and every change of the ratings, on the Trio thread (it must not block).
     ``task_status.started()`` comes once the database is bound and read."""
     settings.check()
-    executor = executor_for(settings, store.path)
+    executor = choose_executor(settings.concurrency, workers=settings.workers,
+                               dask=settings.dask)
     start = await trio.to_thread.run_sync(_open, store, settings)
     ladder = _Ladder(store, settings, control, start, on_event)
     job = LeagueJob(

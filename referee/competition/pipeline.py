@@ -26,7 +26,7 @@ from referee.competition.store import CompetitionStore
 from referee.competition.unpack import UnpackLimits
 from referee.competition.unpack_process import unpack_in_process
 from referee.competition.workspace import Workspace, tidy
-from referee.compliance import BotReport, CheckSettings, check_bot
+from referee.compliance import BotReport, CheckSettings, check_bot, failure_summary
 from referee.core import BotStartError
 
 __all__ = ["process", "run_pipeline"]
@@ -36,16 +36,10 @@ CHECK_LINES: Final = 40
 
 
 def describe_check(report: BotReport, scenarios: int) -> str:
-    """A failed check in a few lines: each failing scenario and what went wrong."""
-    failures = report.failures
-    lines = [f"check: {len(failures)} of {scenarios} scenarios failed (twice)"]
-    for outcome in failures:
-        lines.append(f"FAIL {outcome.name}: {outcome.problem}")
-        did = outcome.what_the_bot_did()
-        if did:
-            lines.append(f"     the bot: {did}")
-    if len(lines) > CHECK_LINES:
-        lines = [*lines[:CHECK_LINES], f"... and {len(lines) - CHECK_LINES} more lines"]
+    """A failed check in a few lines: each failing scenario and what went wrong, and the
+    bot's last lines on stderr (``referee.compliance.failure_summary``)."""
+    lines = [f"check: {len(report.failures)} of {scenarios} scenarios failed (twice)",
+             *failure_summary(report, CHECK_LINES)]
     return "\n".join(lines)
 
 

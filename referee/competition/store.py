@@ -25,6 +25,7 @@ from referee.competition.finals_plan import FinalsPlan
 from referee.competition.names import lookalike, name_error
 from referee.competition.records import Participant, Status, Step, Submission
 from referee.competition.season import Season, new_season
+from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
@@ -100,7 +101,7 @@ def kept_season(path: Path) -> Season | None:
 
 class CompetitionStore:
     """The competition's tables in the database at ``path`` (created, with the league's
-    tables, when it is missing)."""
+    tables, when it is missing); :attr:`sessions`, the pages' sign-in sessions."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -115,7 +116,7 @@ class CompetitionStore:
             self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
             self._db.execute("PRAGMA foreign_keys=ON")
             with Transaction(self._db):
-                for statement in SCHEMA.split(";"):
+                for statement in (SCHEMA + SESSIONS_SCHEMA).split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 columns = {row[1] for row in self._db.execute(
@@ -126,6 +127,7 @@ class CompetitionStore:
                     self._db.execute("ALTER TABLE submissions ADD COLUMN unpacked_bytes"
                                      " INTEGER NOT NULL DEFAULT 0")
                 self._db.execute(KEY_INDEX)
+        self.sessions = SessionTable(self._db, self._errors)
 
     def close(self) -> None:
         self._db.close()
@@ -219,9 +221,9 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ submissions
 
-    def check_room(self, participant: str, per_day: int, max_bytes: int) -> int:
-        """Refused when submissions are frozen or the participant reached a daily limit
-        (uploads, or bytes unpacked); else their submissions waiting for a check."""
+    def recent(self, participant: str) -> tuple[int, int, int]:
+        """A participant's uploads and bytes unpacked in the last 24 hours, and their
+        submissions waiting for a check; Refused when submissions are frozen."""
         since = _stamp(_now() - timedelta(days=1))
         with self._errors("cannot read competition database"):
             if self._meta(self._db, "frozen") is not None:
@@ -232,12 +234,7 @@ class CompetitionStore:
             pending = self._db.execute(
                 "SELECT COUNT(*) FROM submissions WHERE participant = ? AND status IN (?, ?, ?)",
                 (participant, Status.QUEUED, Status.BUILDING, Status.CHECKING)).fetchone()[0]
-        if today >= per_day:
-            raise Refused(Refusal.TOO_MANY, f"limit reached: {per_day} submissions in 24 hours")
-        if used >= max_bytes:
-            raise Refused(Refusal.TOO_MANY, f"limit reached: {max_bytes >> 20} MiB unpacked"
-                          " in 24 hours")
-        return int(pending)
+        return int(today), int(used), int(pending)
 
     def queued(self) -> list[Submission]:
         """The submissions waiting for their build and check, oldest first."""

@@ -7,8 +7,9 @@ device, a FIFO or an encrypted entry refuses the whole archive, as do more than
 ``max_files`` entries or more than ``max_bytes`` of content (counted as it is written,
 not as the archive announces it: a compression bomb stops at the limit). Files are
 created new (never through an existing path) with modes 0644 or 0755 (executable when
-the archive says so); nothing else of the archive's metadata
-(owners, times, set-uid bits) is kept.
+the archive says so) and keep the file times the archive gives (a build's "is it built
+already?" test compares them); nothing else of the archive's metadata (owners, set-uid
+bits) is kept.
 
 Blocking (file I/O and decompression): the server calls it in a thread.
 """
@@ -19,11 +20,12 @@ import lzma
 import os
 import stat
 import tarfile
+import time
 import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, Final
+from typing import IO, Final, TypeGuard
 
 import attrs
 
@@ -50,6 +52,8 @@ class _Entry:
     is_dir: bool
     executable: bool
     open: object  # a callable returning a binary stream, for files
+    #: The file's modification time from the archive (seconds since the epoch), if any.
+    mtime: float | None = None
 
 
 def _bad(message: str) -> Refused:
@@ -78,10 +82,10 @@ def safe_parts(name: str) -> tuple[str, ...]:
 def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
     for member in archive:
         if member.isdir():
-            yield _Entry(member.name, True, False, None)
+            yield _Entry(member.name, True, False, None, float(member.mtime))
         elif member.isreg():
             yield _Entry(member.name, False, bool(member.mode & 0o111),
-                         lambda m=member: archive.extractfile(m))
+                         lambda m=member: archive.extractfile(m), float(member.mtime))
         else:
             kind = ("a link" if member.issym() or member.islnk() else
                     "a FIFO" if member.isfifo() else "a device" if member.isdev() else
@@ -95,13 +99,25 @@ def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
         if info.flag_bits & 0x1:
             raise _bad(f"{info.filename!r} is encrypted")
         if info.is_dir():
-            yield _Entry(info.filename, True, False, None)
+            yield _Entry(info.filename, True, False, None, _zip_time(info))
         elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: a zip without Unix modes
             raise _bad(f"{info.filename!r} is a link or a special file"
                        " (only files and folders are allowed)")
         else:
             yield _Entry(info.filename, False, bool(mode & 0o111),
-                         lambda i=info: archive.open(i))
+                         lambda i=info: archive.open(i), _zip_time(info))
+
+
+def _zip_time(info: zipfile.ZipInfo) -> float | None:
+    """A zip entry's time (local time, as zip keeps it), or None when it is not one."""
+    try:
+        return time.mktime((*info.date_time, 0, 0, -1))
+    except (OverflowError, ValueError):
+        return None
+
+
+#: The file times kept: from the epoch to 2106 (beyond them a file gets the time now).
+_TIMES: Final = (0.0, float(2**32))
 
 
 def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
@@ -119,6 +135,25 @@ def _write(entry: _Entry, target: Path, budget: list[int]) -> None:
                 raise Refused(Refusal.TOO_LARGE,
                               "the archive unpacks to more than the size limit")
             out.write(chunk)
+        out.flush()
+        if _kept(entry.mtime):
+            os.utime(out.fileno(), (entry.mtime, entry.mtime))
+
+
+def _kept(mtime: float | None) -> TypeGuard[float]:
+    return mtime is not None and _TIMES[0] <= mtime < _TIMES[1]
+
+
+#: How a zip archive starts: a local file header, or the end record of an empty one.
+_ZIP_MAGIC: Final = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def _starts_as_zip(path: Path) -> bool:
+    """Whether the archive is a zip, by its first bytes. (``zipfile.is_zipfile`` looks
+    for a zip's end record near the end of the file, and finds it in a tar whose last
+    member is a zip, a Java jar say.)"""
+    with path.open("rb") as file:
+        return file.read(4) in _ZIP_MAGIC
 
 
 def unpack(archive_path: Path, target: Path, limits: UnpackLimits) -> int:
@@ -127,7 +162,7 @@ def unpack(archive_path: Path, target: Path, limits: UnpackLimits) -> int:
     removes ``target`` then."""
     target.mkdir(mode=0o755)
     try:
-        if zipfile.is_zipfile(archive_path):
+        if _starts_as_zip(archive_path):
             with zipfile.ZipFile(archive_path) as zipped:
                 return _unpack(_zip_entries(zipped), target, limits)
         with tarfile.open(archive_path, "r:*") as tarred:
@@ -145,6 +180,7 @@ def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> in
     budget = [limits.max_bytes]
     count = 0
     seen: set[tuple[str, ...]] = set()
+    folder_times: list[tuple[Path, float]] = []
     for entry in entries:
         count += 1
         if count > limits.max_files:
@@ -167,6 +203,11 @@ def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> in
             if place.is_symlink() or (place.exists() and not place.is_dir()):
                 raise _bad(f"{entry.name!r} is a file and a folder")
             place.mkdir(mode=0o755, exist_ok=True)
+            if _kept(entry.mtime):
+                folder_times.append((place, entry.mtime))
         else:
             _write(entry, place, budget)
+    # Last, and the deepest first: writing into a folder changes its time.
+    for folder, mtime in sorted(folder_times, key=lambda item: -len(item[0].parts)):
+        os.utime(folder, (mtime, mtime), follow_symlinks=False)
     return count

@@ -2,23 +2,14 @@
 protocol, played by the match runner's own referee. May import referee.match,
 referee.shell, referee.core and referee.rules."""
 
-from typing import TYPE_CHECKING
-
-from referee import lazy_face
-
-if TYPE_CHECKING:
-    from .outcome import BotReport, ScenarioOutcome
-    from .run import CheckSettings, check_bot, scenario_catalogue
-else:
-    __getattr__ = lazy_face(__name__, {
-        "outcome": ("BotReport", "ScenarioOutcome"),
-        "run": ("CheckSettings", "check_bot", "scenario_catalogue"),
-    })
+from .outcome import BotReport, ScenarioOutcome, failure_summary
+from .run import CheckSettings, check_bot, scenario_catalogue
 
 __all__ = [
     "BotReport",
     "CheckSettings",
     "ScenarioOutcome",
     "check_bot",
+    "failure_summary",
     "scenario_catalogue",
 ]

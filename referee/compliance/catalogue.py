@@ -187,6 +187,29 @@ _LAST_CARD = (
                                 ["yellow:1"], ["yellow:3", "yellow:4", "yellow:5"]], "red:3",
                                rules=_rules(crazy_card=True))),
              asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-stop-two-players", "last card",
+             "a Stop with two players leaves one card: declare with the Stop, since its"
+             " turn ends before the bot plays again (D16)",
+             _at([["red:stop", "red:5"], ["yellow:1", "yellow:4"]], "blue:stop"),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-change-direction-two-players", "last card",
+             "a Change Direction with two players leaves one card: the other seat is"
+             " next, so declare with it (R9)",
+             _at([["red:change_direction", "red:5"], ["yellow:1", "yellow:4"]],
+                 "blue:change_direction"),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-pyramid-king", "last card",
+             "a King as the last card at Pyramid stage 2: no free action, stage 1 deals"
+             " one card, declare with the King (R24, D6)",
+             _at([["king"], ["yellow:1", "yellow:4"]], "red:3", rules=_rules(pyramid=True),
+                 stages=(2, 8)),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
+    Scenario("last-card-pyramid-breaker", "last card",
+             "a +3 Breaker in the bot's own turn as the last card at Pyramid stage 2:"
+             " stage 1 deals one card, then the Breaker draws 3 (D20)",
+             _at([["+3_breaker"], ["yellow:1", "yellow:4"]], "red:3",
+                 rules=_rules(pyramid=True), stages=(2, 8)),
+             asked=(Asked("decide", "play", ("play",), exactly=True),)),
     Scenario("last-card-plus", "last card",
              "a Plus as the last card: it cannot finish, the draw leaves one card (R7)",
              _at([["red:plus"], ["yellow:1", "yellow:4"]], "red:3", draw_pile=["green:4"]),
@@ -198,6 +221,18 @@ _TIME = (
              "an empty time bank: deadline_ms 0, answer at once (section 9)",
              _at([["red:5", "red:7", "blue:1"], ["yellow:1", "yellow:4"]], "red:3"),
              empty_bank=True, asked=(Asked("decide", "play", ("play",)),)),
+    Scenario("bank-decide", "time",
+             "a 60 s bank and a cap per move: keep to deadline_ms, not a share of"
+             " time_left_ms (section 9)",
+             _at([["red:5", "red:7", "blue:1"], ["yellow:1", "yellow:4"]], "red:3"),
+             bank=True, asked=(Asked("decide", "play", ("play",)),)),
+    Scenario("bank-react", "time",
+             "a +3 Breaker window with a 60 s bank: the reaction has deadline_ms"
+             " (reaction_ms), whatever time_left_ms says (section 9)",
+             _at([["+3_breaker", "blue:1", "blue:4", "green:6"],
+                  ["+3", "yellow:1", "yellow:4"]], "red:3", turn=1),
+             script={1: (_play("+3"),)}, bank=True,
+             asked=(Asked("react", "react", ("break", "pass"), exactly=True),)),
 )
 
 _TABLE = (

@@ -9,7 +9,7 @@ from taki_protocol import Answer, Message
 
 from referee.core import BotFault
 
-__all__ = ["BotReport", "ScenarioOutcome"]
+__all__ = ["BotReport", "ScenarioOutcome", "failure_summary"]
 
 
 @attrs.frozen
@@ -83,3 +83,37 @@ class BotReport:
             "seconds": round(self.seconds, 3),
             "outcomes": [outcome.to_json() for outcome in self.outcomes],
         }
+
+
+#: The start of the problem of a scenario that could not be played at all.
+NOT_PLAYED = "not played: "
+
+
+def failure_summary(report: BotReport, max_lines: int = 40) -> list[str]:
+    """A failed report in a few lines, for someone who cannot run it again (a competition
+    server's participant): each scenario that failed and what the bot did (at most
+    ``max_lines`` of them), the scenarios not played for one reason folded into one line,
+    and then the last lines the bot wrote to stderr in the first failure that has any (a
+    traceback, usually)."""
+    lines: list[str] = []
+    not_played: dict[str, int] = {}
+    for outcome in report.failures:
+        problem = outcome.problem or ""
+        if problem.startswith(NOT_PLAYED):
+            not_played[problem] = not_played.get(problem, 0) + 1
+            continue
+        lines.append(f"FAIL {outcome.name}: {problem}")
+        did = outcome.what_the_bot_did()
+        if did:
+            lines.append(f"     the bot: {did}")
+    for problem, count in not_played.items():
+        lines.append(f"{count} scenario{'s' * (count != 1)} {problem}")
+    if len(lines) > max_lines:
+        lines = [*lines[:max_lines], f"... and {len(lines) - max_lines} more lines"]
+    stderr = next((o for o in report.failures if o.stderr.strip()), None)
+    if stderr is None:
+        lines.append("the bot wrote nothing to stderr")
+    else:
+        lines.append(f"the bot's last lines on stderr (in {stderr.name}):")
+        lines += [f"  | {line}" for line in stderr.stderr.splitlines()]
+    return lines

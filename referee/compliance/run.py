@@ -88,13 +88,24 @@ def _failed(scenario: Scenario, problem: str, exchange: Exchange | None = None,
     )
 
 
+def _forfeit_problem(table: ScenarioTable, reason: str, last: Exchange | None) -> str:
+    """Why the bot forfeited; a timeout names the time it was allowed: the request's
+    ``deadline_ms`` (a reaction's, or the decision's under the scenario's time control)
+    plus the grace."""
+    problem = f"forfeited ({reason})"
+    if reason == "timeout" and last is not None and last.fault is not None:
+        problem += (f": allowed deadline_ms {last.request.deadline_ms} ms plus"
+                    f" {table.settings.time.grace_ms} ms of grace")
+    return problem
+
+
 async def _judge(table: ScenarioTable) -> ScenarioOutcome:
     """Whether the bot played the scenario's game through as the protocol asks."""
     scenario, conn = table.scenario, table.bot
     last = table.exchanges[-1] if table.exchanges else None
     for seat, reason, _, _ in table.state.forfeits:
         if seat == scenario.seat:
-            return _failed(scenario, f"forfeited ({reason})", last, conn.fault)
+            return _failed(scenario, _forfeit_problem(table, reason, last), last, conn.fault)
     if table.undeclared:
         return _failed(scenario, 'ended its turn with one card without declaring "last card"'
                        " and drew the penalty", table.undeclared[0])
@@ -299,5 +310,8 @@ async def check_bot(spec: BotSpec, settings: CheckSettings) -> BotReport:
         if not settings.wanted("handshake"):
             outcomes = outcomes[1:]
     else:  # shown whatever scenarios were asked for: nothing else could run
-        outcomes += [_failed(s, "not played: the bot failed its handshake") for s in games]
+        unplayed = "not played: the bot failed its handshake"
+        outcomes += [_lifecycle(name, unplayed) for name in LIFECYCLE
+                     if name != "handshake" and settings.wanted(name)]
+        outcomes += [_failed(s, unplayed) for s in games]
     return BotReport(spec.name, spec.display, tuple(outcomes), time.monotonic() - began)

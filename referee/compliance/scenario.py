@@ -69,6 +69,9 @@ class Scenario:
     #: The bot's time bank is empty from the start (no per-move cap, no increment), so
     #: every decision it is sent has ``deadline_ms`` 0.
     empty_bank: bool = False
+    #: The bot has a time bank (the time control's, or a 60 s one): every request's
+    #: ``time_left_ms`` is the bank, far above the ``deadline_ms`` it must keep to.
+    bank: bool = False
 
 
 def house_action(state: GameState, seat: int, script: list[Action]) -> Action:

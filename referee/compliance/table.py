@@ -23,7 +23,15 @@ from referee.match import Choice, GameReferee
 from referee.rules import Drew
 from referee.shell import BotConnection, BotTransport, WaitWatch
 
-__all__ = ["Exchange", "GameStopped", "RecordingConnection", "ScenarioTable", "empty_bank"]
+__all__ = [
+    "ID_STEPS",
+    "Exchange",
+    "GameStopped",
+    "RecordingConnection",
+    "ScenarioTable",
+    "banked",
+    "empty_bank",
+]
 
 
 @attrs.frozen
@@ -35,12 +43,26 @@ class Exchange:
     fault: BotFault | None
 
 
+#: The steps between the ids of the requests check sends, in turn: ids increase but
+#: are not consecutive (PROTOCOL.md section 3.2), so a bot that expects the next id to be
+#: one more than the last fails at once.
+ID_STEPS = (1, 3, 2, 7, 1, 12)
+
+
 class RecordingConnection(BotConnection):
-    """A bot connection that records each request and its outcome."""
+    """A bot connection that records each request and its outcome, and numbers its
+    requests with the gaps of :data:`ID_STEPS`."""
 
     def __init__(self, name: str, process: BotTransport) -> None:
         super().__init__(name, process)
         self.exchanges: list[Exchange] = []
+        self._id = 0
+        self._sent = 0
+
+    def next_id(self) -> int:
+        self._id += ID_STEPS[self._sent % len(ID_STEPS)]
+        self._sent += 1
+        return self._id
 
     async def request(
         self, message: Decide | React, deadline_ms: int, *, cpu_cap_ms: int | None = None,
@@ -76,6 +98,19 @@ def empty_bank(time: TimeControl) -> TimeControl:
                         grace_ms=max(time.grace_ms, EMPTY_BANK_GRACE_MS))
 
 
+#: The bank of a scenario with a bank, when the time control has none: a season's
+#: (docs/competition.md), far more than one decision or reaction may take.
+SCENARIO_BANK_MS = 60_000
+
+
+def banked(time: TimeControl) -> TimeControl:
+    """``time`` with its bank, or a bank of :data:`SCENARIO_BANK_MS` when it has none
+    (its per-move cap stays, so ``time_left_ms`` is far above ``deadline_ms``)."""
+    if time.bank_ms is not None:
+        return time
+    return attrs.evolve(time, bank_ms=SCENARIO_BANK_MS)
+
+
 class ScenarioTable(GameReferee):
     """Referees one scenario: the bot in the scenario's seat, the house elsewhere."""
 
@@ -91,6 +126,8 @@ class ScenarioTable(GameReferee):
         conns = [conn if seat == scenario.seat else None for seat in range(state.players)]
         if scenario.empty_bank:
             time = empty_bank(time)
+        elif scenario.bank:
+            time = banked(time)
         super().__init__(game, conns, MatchSettings(rules=state.rules, time=time), state)
         if scenario.empty_bank:
             self.clocks[scenario.seat].charge(SPENT_BANK_MS)  # the bank is now 0

@@ -1,5 +1,7 @@
-"""Pure values shared by every layer above the rules: the clock, the schedule, fault
-types and the replay format. No I/O. May import referee.rules and taki_protocol."""
+"""Values shared by every layer above the rules: the clock, the schedule, fault types
+and the replay format. Pure (no clock, no trio, no database) but for blocking file I/O in
+two places: the one atomic file write (files.py) and a replay's saving and loading
+(replay.py). May import referee.rules and taki_protocol."""
 
 from typing import TYPE_CHECKING
 
@@ -56,108 +58,4 @@ if TYPE_CHECKING:
     from .specs import REMOTE, BotCommand, BotSpec, HardLimits, ResourceLimits, Sandbox
     from .time_use import TimeRecorder, TimeUse
 else:
-    __getattr__ = lazy_face(__name__, {
-        "bounds": ("at_least", "between"),
-        "clock": ("CPU_STARVED_CAP", "MAX_MS", "SeatClock", "TimeBasis", "TimeControl"),
-        "defaults": ("DEFAULT_JOIN_TIMEOUT_S",),
-        "errors": ("RefereeError", "UsageError", "UserError"),
-        "fairness": (
-            "Blame", "InfraEvent", "STARVED_WAIT_CAP", "WaitFigures", "charged_ms",
-            "extension_ms", "judge", "may_be_waiting", "min_extension_ms",
-        ),
-        "faults": (
-            "BotCrashed", "BotFault", "BotIllegalAction", "BotProtocolError", "BotStartError",
-            "BotTimeout", "FaultPolicy", "FaultReason", "short_detail",
-        ),
-        "files": ("FileWriteError", "open_private", "write_atomically"),
-        "groups": ("first_leaf", "leaves", "sole_cause"),
-        "margins": (
-            "EXIT_SEEN_MS", "GOODBYE_MS", "SEND_MS", "SHUTDOWN_WAIT_MS", "check_slack", "scaled_s",
-        ),
-        "outcomes": ("GameOutcome", "MatchSettings", "SeatForfeit", "SeatOutcome"),
-        "replay": ("Replay", "ReplayError", "apply_entry", "verify"),
-        "schedule": (
-            "DealRun", "ScheduledGame", "WorkUnit", "block_games", "derive_seed", "fresh_seed",
-            "league_units", "match_games", "series_games", "series_of", "table_units",
-            "total_games", "unit_bounds",
-        ),
-        "series": ("SeriesGame", "SeriesResult", "series_results"),
-        "specs": ("BotCommand", "BotSpec", "HardLimits", "REMOTE", "ResourceLimits", "Sandbox"),
-        "time_use": ("TimeRecorder", "TimeUse"),
-    })
-
-__all__ = [
-    "CPU_STARVED_CAP",
-    "DEFAULT_JOIN_TIMEOUT_S",
-    "EXIT_SEEN_MS",
-    "GOODBYE_MS",
-    "MAX_MS",
-    "REMOTE",
-    "SEND_MS",
-    "SHUTDOWN_WAIT_MS",
-    "STARVED_WAIT_CAP",
-    "Blame",
-    "BotCommand",
-    "BotCrashed",
-    "BotFault",
-    "BotIllegalAction",
-    "BotProtocolError",
-    "BotSpec",
-    "BotStartError",
-    "BotTimeout",
-    "DealRun",
-    "FaultPolicy",
-    "FaultReason",
-    "FileWriteError",
-    "GameOutcome",
-    "HardLimits",
-    "InfraEvent",
-    "MatchSettings",
-    "RefereeError",
-    "Replay",
-    "ReplayError",
-    "ResourceLimits",
-    "Sandbox",
-    "ScheduledGame",
-    "SeatClock",
-    "SeatForfeit",
-    "SeatOutcome",
-    "SeriesGame",
-    "SeriesResult",
-    "TimeBasis",
-    "TimeControl",
-    "TimeRecorder",
-    "TimeUse",
-    "UsageError",
-    "UserError",
-    "WaitFigures",
-    "WorkUnit",
-    "apply_entry",
-    "at_least",
-    "between",
-    "block_games",
-    "charged_ms",
-    "check_slack",
-    "derive_seed",
-    "extension_ms",
-    "first_leaf",
-    "fresh_seed",
-    "judge",
-    "league_units",
-    "leaves",
-    "match_games",
-    "may_be_waiting",
-    "min_extension_ms",
-    "open_private",
-    "scaled_s",
-    "series_games",
-    "series_of",
-    "series_results",
-    "short_detail",
-    "sole_cause",
-    "table_units",
-    "total_games",
-    "unit_bounds",
-    "verify",
-    "write_atomically",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

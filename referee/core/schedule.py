@@ -153,16 +153,6 @@ def _check_table_size(bots: Sequence[str], table_size: int) -> None:
         )
 
 
-def round_robin(
-    bots: Sequence[str], table_size: int, deals: int, master_seed: int
-) -> Iterator[list[ScheduledGame]]:
-    """Every block of a round-robin league, table by table, deal by deal."""
-    _check_table_size(bots, table_size)
-    for table in itertools.combinations(bots, table_size):
-        for deal in range(deals):
-            yield block_games(table, deal, derive_seed(master_seed, "deal", deal))
-
-
 @attrs.frozen
 class WorkUnit:
     """The games one set of bot processes plays: one rotation of one table, over deals

@@ -9,39 +9,9 @@ if TYPE_CHECKING:
     from .botcheck import require_bots
     from .rating_input import rated_games, stored_series
     from .runner import Executor, LeagueJob, league_size, record_of
-    from .session import choose_executor, play_league
+    from .session import choose_executor, league_executor, play_league
     from .sprt_run import FORFEITS, game_score, run_sprt
     from .sqlite_support import Transaction, explain
     from .store import BUSY_TIMEOUT_MS, GameRecord, Meeting, ResultStore, StoreError
 else:
-    __getattr__ = lazy_face(__name__, {
-        "botcheck": ("require_bots",),
-        "rating_input": ("rated_games", "stored_series"),
-        "runner": ("Executor", "LeagueJob", "league_size", "record_of"),
-        "session": ("choose_executor", "play_league"),
-        "sprt_run": ("FORFEITS", "game_score", "run_sprt"),
-        "sqlite_support": ("Transaction", "explain"),
-        "store": ("BUSY_TIMEOUT_MS", "GameRecord", "Meeting", "ResultStore", "StoreError"),
-    })
-
-__all__ = [
-    "BUSY_TIMEOUT_MS",
-    "FORFEITS",
-    "Executor",
-    "GameRecord",
-    "LeagueJob",
-    "Meeting",
-    "ResultStore",
-    "StoreError",
-    "Transaction",
-    "choose_executor",
-    "explain",
-    "game_score",
-    "league_size",
-    "play_league",
-    "rated_games",
-    "record_of",
-    "require_bots",
-    "run_sprt",
-    "stored_series",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

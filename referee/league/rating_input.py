@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from referee.core import SeriesGame, SeriesResult, series_of, series_results
 from referee.league.store import GameRecord, ResultStore
-from referee.ratings import GameResult as RatedGame
+from referee.ratings import RatedGame
 from referee.rules import EndReason
 
 

@@ -26,7 +26,7 @@ from referee.league.store import ResultStore
 if TYPE_CHECKING:
     from referee.shell import RemoteSeats
 
-__all__ = ["ExecutorError", "PlayedLeague", "choose_executor", "play_league"]
+__all__ = ["ExecutorError", "PlayedLeague", "choose_executor", "league_executor", "play_league"]
 
 
 class ExecutorError(UserError):
@@ -41,27 +41,38 @@ class PlayedLeague:
     played: int
 
 
-def choose_executor(
-    config: LeagueConfig, *, workers: int | None = None, dask: str | None = None
-) -> Executor:
-    """Where the games are played: on the Dask scheduler ``dask``, else the league file's
-    ``executor``; on this machine, in ``workers`` (else the file's ``workers``) referee
-    processes, or in this one. ClusterError when the scheduler cannot be reached."""
-    remote = any(b.remote for b in config.bots)
-    workers = workers if workers is not None else config.workers
+def choose_executor(concurrency: int, *, workers: int | None = None,
+                    dask: str | None = None, remote: bool = False) -> Executor:
+    """Where the games are played: on the Dask scheduler ``dask``, else in ``workers``
+    referee processes on this machine, else ``concurrency`` units at a time in this
+    process. ``remote``: some bots connect to this process, which neither Dask nor
+    worker processes can serve (ExecutorError). ClusterError when the scheduler cannot
+    be reached."""
     if workers is not None and workers < 1:
         raise ExecutorError(f"workers must be at least 1, got {workers}")
-    if dask is not None or config.executor != "local":
+    if dask is not None:
         if remote:
             raise ExecutorError("remote bots connect to this referee; they need the local"
                                 " executor, not Dask")
-        return DaskExecutor(dask if dask is not None else config.executor)
+        return DaskExecutor(dask)
     if workers is not None:
         if remote:
             raise ExecutorError("workers: remote bots connect to this referee process;"
                                 " play them without worker processes")
         return PoolExecutor(workers)
-    return LocalExecutor(config.concurrency)
+    return LocalExecutor(concurrency)
+
+
+def league_executor(config: LeagueConfig, *, workers: int | None = None,
+                    dask: str | None = None) -> Executor:
+    """A league's executor (:func:`choose_executor`): the command's ``workers`` and
+    ``dask`` when given, else the league file's."""
+    file_dask = None if config.executor == "local" else config.executor
+    return choose_executor(
+        config.concurrency,
+        workers=workers if workers is not None else config.workers,
+        dask=dask if dask is not None else file_dask,
+        remote=any(b.remote for b in config.bots))
 
 
 async def play_league(

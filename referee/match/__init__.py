@@ -1,18 +1,8 @@
 """One game between bots, and a unit of games: the referee loop that asks, checks and
 applies. May import referee.shell, referee.core and referee.rules."""
 
-from typing import TYPE_CHECKING
-
-from referee import lazy_face
-
-if TYPE_CHECKING:
-    from .game import Choice, GameReferee, GameVoided, replay_path, safe_filename
-    from .unit import play_unit
-else:
-    __getattr__ = lazy_face(__name__, {
-        "game": ("Choice", "GameReferee", "GameVoided", "replay_path", "safe_filename"),
-        "unit": ("play_unit",),
-    })
+from .game import Choice, GameReferee, GameVoided, replay_path, safe_filename
+from .unit import play_unit
 
 __all__ = [
     "Choice",

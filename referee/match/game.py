@@ -37,6 +37,7 @@ from referee.core import (
     BotFault,
     BotIllegalAction,
     BotTimeout,
+    FaultPolicy,
     FaultReason,
     GameOutcome,
     InfraEvent,
@@ -165,7 +166,7 @@ class GameReferee:
 
     def _strike(self, seat: int, fault: BotFault) -> bool:
         """With the strikes policy, absorb a timeout or illegal answer (True)."""
-        if self.settings.fault_policy != "strikes":
+        if self.settings.fault_policy is not FaultPolicy.STRIKES:
             return False
         if not isinstance(fault, BotTimeout | BotIllegalAction):
             return False

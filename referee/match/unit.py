@@ -43,7 +43,7 @@ __all__ = ["BotOpener", "BotSlot", "ProcessHistory", "RemoteBotSlot", "play_unit
 class BotOpener(Protocol):
     """How a local bot is started and its handshake completed:
     :func:`referee.shell.bots.open_bot` (a process), or a bot that lives in memory
-    (:class:`referee.shell.memory.MemoryOpener`)."""
+    (:class:`referee.testing.MemoryOpener`)."""
 
     def __call__(
         self, spec: BotSpec, *, startup_ms: int, grace_ms: int = ...,

@@ -1,20 +1,9 @@
 """What people read: the replay viewer page and the league report. May import
 referee.core, referee.rules, referee.ratings and the league store, never the match stack."""
 
-from typing import TYPE_CHECKING
-
-from referee import lazy_face
-
-if TYPE_CHECKING:
-    from .render import page_targets, render_html, render_replay
-    from .report import render_linked_replays, write_report
-    from .report_tables import locate_replay
-else:
-    __getattr__ = lazy_face(__name__, {
-        "render": ("page_targets", "render_html", "render_replay"),
-        "report": ("render_linked_replays", "write_report"),
-        "report_tables": ("locate_replay",),
-    })
+from .render import page_targets, render_html, render_replay
+from .report import render_linked_replays, write_report
+from .report_tables import locate_replay
 
 __all__ = [
     "locate_replay",

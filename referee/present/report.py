@@ -37,8 +37,7 @@ from referee.present.report_tables import (
     series_table,
     time_table,
 )
-from referee.ratings import GameResult as RatedGame
-from referee.ratings import RatingReport, model_named, rate
+from referee.ratings import RatedGame, RatingReport, model_named, rate
 
 __all__ = [
     "ReportData",

@@ -30,14 +30,6 @@ def _href(path: Path, out_dir: Path) -> str:
     return quote(Path(os.path.relpath(path.resolve(), out_dir.resolve())).as_posix())
 
 
-def replay_link(replay: str | None, db: Path, out_dir: Path) -> str | None:
-    """The href of a stored replay from a page in ``out_dir`` (a relative path), or
-    ``None`` for a game without a replay."""
-    if not replay:
-        return None
-    return _href(locate_replay(replay, db), out_dir)
-
-
 def leaderboard_table(report: RatingReport, forfeits: dict[str, dict[str, int]],
                       retired: frozenset[str] = frozenset(),
                       pages: dict[str, str] | None = None) -> str:

@@ -6,32 +6,10 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .elo import GameResult
+    from .elo import RatedGame
     from .leaderboard import BotRating, RatingReport, rate
     from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
     from .online import Belief, OnlineRatings, misorder
     from .sprt import Sprt, SprtState
 else:
-    __getattr__ = lazy_face(__name__, {
-        "elo": ("GameResult",),
-        "leaderboard": ("BotRating", "RatingReport", "rate"),
-        "models": ("MULTIPLAYER_MODEL", "RATING_MODELS", "RatingModel", "model_named"),
-        "online": ("Belief", "OnlineRatings", "misorder"),
-        "sprt": ("Sprt", "SprtState"),
-    })
-
-__all__ = [
-    "MULTIPLAYER_MODEL",
-    "RATING_MODELS",
-    "Belief",
-    "BotRating",
-    "GameResult",
-    "OnlineRatings",
-    "RatingModel",
-    "RatingReport",
-    "Sprt",
-    "SprtState",
-    "misorder",
-    "model_named",
-    "rate",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

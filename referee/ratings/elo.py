@@ -27,7 +27,7 @@ __all__ = [
     "ELO_PER_NAT",
     "Z95",
     "Block",
-    "GameResult",
+    "RatedGame",
     "Tally",
     "anchored",
     "block_key",
@@ -105,7 +105,7 @@ def _freeze_places(places: Mapping[str, int]) -> Mapping[str, int]:
 
 
 @attrs.frozen
-class GameResult:
+class RatedGame:
     """One finished game: each bot's place (1 = best, tied bots share a place).
 
     ``block`` groups the games of one duplicate block (the same deal replayed
@@ -146,12 +146,12 @@ class Tally:
     blocks: list[_Contribution]
 
 
-def block_key(game: GameResult, position: int) -> tuple[str, Block | int]:
+def block_key(game: RatedGame, position: int) -> tuple[str, Block | int]:
     """The bootstrap's unit of the game at ``position``: its block, or the game alone."""
     return ("block", game.block) if game.block is not None else ("game", position)
 
 
-def tally_games(games: Sequence[GameResult]) -> Tally:
+def tally_games(games: Sequence[RatedGame]) -> Tally:
     names = sorted({name for g in games for name in g.places})
     index = {name: i for i, name in enumerate(names)}
     n = len(names)
@@ -329,7 +329,7 @@ def check_fit_args(names: Sequence[str], anchor: str | None, prior: float) -> in
 
 
 def fit_elo(
-    games: Sequence[GameResult],
+    games: Sequence[RatedGame],
     *,
     anchor: str | None = None,
     anchor_elo: float = 1500.0,

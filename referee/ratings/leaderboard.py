@@ -17,7 +17,7 @@ from typing import TypeAlias
 import attrs
 
 from referee.ratings.elo import (
-    GameResult,
+    RatedGame,
     Tally,
     anchored,
     check_fit_args,
@@ -41,7 +41,7 @@ __all__ = [
 
 
 
-def default_model(games: Sequence[GameResult]) -> RatingModel:
+def default_model(games: Sequence[RatedGame]) -> RatingModel:
     """Bradley-Terry when every game is heads-up (the two models then agree, and the
     pairwise fit is quicker), else :data:`MULTIPLAYER_MODEL`."""
     return "bradley-terry" if all(len(g.places) == 2 for g in games) else MULTIPLAYER_MODEL
@@ -128,7 +128,7 @@ _Fit: TypeAlias = Callable[[Sequence[int] | None, Sequence[float] | None], list[
 
 
 def rate(
-    games: Sequence[GameResult],
+    games: Sequence[RatedGame],
     *,
     anchor: str | None = None,
     anchor_elo: float = 1500.0,

@@ -20,7 +20,7 @@ import attrs
 
 from referee.ratings.elo import (
     Block,
-    GameResult,
+    RatedGame,
     Tally,
     anchored,
     block_key,
@@ -80,7 +80,7 @@ def _add_ranking(
         remaining = rest
 
 
-def rankings_of(games: Sequence[GameResult], names: Sequence[str]) -> Rankings:
+def rankings_of(games: Sequence[RatedGame], names: Sequence[str]) -> Rankings:
     index = {name: i for i, name in enumerate(names)}
     set_index: dict[tuple[int, ...], int] = {}
     by_block: dict[tuple[str, Block | int], tuple[dict[int, float], dict[int, float]]] = {}
@@ -162,7 +162,7 @@ def fit_rankings(
 
 
 def fit_plackett_luce(
-    games: Sequence[GameResult],
+    games: Sequence[RatedGame],
     *,
     anchor: str | None = None,
     anchor_elo: float = 1500.0,

@@ -6,22 +6,7 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .finals_link import finals_db, finals_folder, play_planned_finals, played_games
-    from .serve import require_sandbox, serve_competition
-    from .state import ServerState
+    from .finals_link import play_and_report, run_finals_link
+    from .serve import serve_competition
 else:
-    __getattr__ = lazy_face(__name__, {
-        "finals_link": ("finals_db", "finals_folder", "play_planned_finals", "played_games"),
-        "serve": ("require_sandbox", "serve_competition"),
-        "state": ("ServerState",),
-    })
-
-__all__ = [
-    "ServerState",
-    "finals_db",
-    "finals_folder",
-    "play_planned_finals",
-    "played_games",
-    "require_sandbox",
-    "serve_competition",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

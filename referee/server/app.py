@@ -28,6 +28,7 @@ from starlette.routing import Route
 from starlette.types import Message
 
 from referee.competition import (
+    CompetitionHost,
     Participant,
     Refusal,
     Refused,
@@ -36,7 +37,6 @@ from referee.competition import (
 )
 from referee.server.middleware import RateLimit, SecurityHeaders, TokenBuckets, security_headers
 from referee.server.pages import mount_pages
-from referee.server.state import ServerState
 
 __all__ = ["STATUS", "build_app"]
 
@@ -78,8 +78,8 @@ def _bearer(request: Request) -> str:
     return token.strip()
 
 
-def _state(request: Request) -> ServerState:
-    state: ServerState = request.app.state.competition
+def _state(request: Request) -> CompetitionHost:
+    state: CompetitionHost = request.app.state.competition
     return state
 
 
@@ -274,7 +274,7 @@ async def _internal_error(_request: Request, _exc: Exception) -> Response:
     return response
 
 
-def build_app(state: ServerState) -> Starlette:
+def build_app(state: CompetitionHost) -> Starlette:
     routes: list[tuple[str, Handler, list[str]]] = [
         ("/api/competition", competition, ["GET"]),
         ("/api/submissions", submit, ["POST"]),

@@ -14,6 +14,7 @@ import trio
 
 from referee.competition import (
     CompetitionError,
+    CompetitionHost,
     LadderControl,
     LadderSettings,
     LogBudget,
@@ -25,7 +26,6 @@ from referee.competition import (
 )
 from referee.core import BotSpec, MatchSettings, leaves
 from referee.league import ResultStore
-from referee.server.state import ServerState
 
 __all__ = ["ladder_settings", "run_ladder_link"]
 
@@ -42,7 +42,7 @@ DISK_MARGIN: Final = 16 << 20
 log = logging.getLogger("referee.server")
 
 
-def ladder_settings(state: ServerState) -> LadderSettings:
+def ladder_settings(state: CompetitionHost) -> LadderSettings:
     config = state.config
     ladder = config.ladder
     match = MatchSettings(
@@ -57,7 +57,7 @@ def ladder_settings(state: ServerState) -> LadderSettings:
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
-def active_bots(state: ServerState) -> list[BotSpec]:
+def active_bots(state: CompetitionHost) -> list[BotSpec]:
     """The bots that play now, as the ladder starts them. Blocking."""
     out = []
     for sub in state.store.active():
@@ -66,7 +66,7 @@ def active_bots(state: ServerState) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: ServerState, db: Path, *,
+async def run_ladder_link(state: CompetitionHost, db: Path, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
     """Run the ladder until cancelled; started: a function that tells it the active
@@ -111,7 +111,7 @@ def _only_disk_full(exc: BaseException) -> bool:
     return bool(found) and all(is_disk_full(leaf) for leaf in found)
 
 
-async def _keep_playing(state: ServerState, results: ResultStore, settings: LadderSettings,
+async def _keep_playing(state: CompetitionHost, results: ResultStore, settings: LadderSettings,
                         control: LadderControl, *,
                         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
                         ) -> None:
@@ -143,7 +143,7 @@ async def _keep_playing(state: ServerState, results: ResultStore, settings: Ladd
         log.warning("the disk has room again: the ladder goes on")
 
 
-async def _trim_logs(state: ServerState, control: LadderControl) -> None:
+async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
     """Keep the ladder's bot logs within their budget, evicting the oldest files."""
     section = state.config.competition
     budget = LogBudget(section.bot_logs_mb << 20, section.logs_mb << 20)
@@ -157,7 +157,7 @@ async def _trim_logs(state: ServerState, control: LadderControl) -> None:
         await trio.sleep(LOGS_POLL_S)
 
 
-async def _watch_disk(state: ServerState, control: LadderControl) -> None:
+async def _watch_disk(state: CompetitionHost, control: LadderControl) -> None:
     """Pause the ladder while the disk is below its reserve, and resume it when space
     returns (unless the organizer paused it meanwhile, or the season or the ladder
     ended)."""

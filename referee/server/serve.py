@@ -21,38 +21,23 @@ from hypercorn.trio import serve as hypercorn_serve
 from referee.competition import (
     CompetitionConfig,
     CompetitionError,
+    CompetitionHost,
     CompetitionStore,
     Workspace,
+    check_sandbox,
     make_private,
     organizer_token,
     run_pipeline,
 )
-from referee.core import HardLimits
 from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
 from referee.server.ladder_link import run_ladder_link
-from referee.server.state import ServerState
-from referee.shell import LimitError, SandboxError, bwrap_path, format_address, limit_backend
+from referee.shell import format_address
 
-__all__ = ["require_sandbox", "serve_competition"]
+__all__ = ["serve_competition"]
 
 #: A request's headers must arrive within this time (slow clients hold no worker long).
 READ_TIMEOUT_S: Final = 60
-
-
-def require_sandbox(config: CompetitionConfig) -> None:
-    """CompetitionError (one line) when bots cannot run in the sandbox with the
-    competition's limits on this host: every submitted bot runs only there."""
-    try:
-        bwrap_path()
-        box = config.sandbox
-        limit_backend().check(HardLimits(box.memory_mb, box.pids, box.cpu_percent or None))
-    except SandboxError:
-        raise CompetitionError(
-            "serve runs every bot in the sandbox, and bwrap is not installed: install"
-            " the Debian package bubblewrap (apt-get install bubblewrap)") from None
-    except LimitError as exc:
-        raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None
 
 
 async def serve_competition(
@@ -63,7 +48,7 @@ async def serve_competition(
 ) -> None:
     """Serve the competition until cancelled (or until ``shutdown`` returns); started:
     the address it listens on (``host:port``)."""
-    require_sandbox(config)
+    check_sandbox(config)
     store = await trio.to_thread.run_sync(CompetitionStore, db)
     await trio.to_thread.run_sync(make_private, db)
     try:
@@ -74,7 +59,7 @@ async def serve_competition(
         if created:
             say(f"the organizer's token is in {config.organizer_token_path}")
         send, receive = trio.open_memory_channel[None](1)
-        state = ServerState(config, store, workspace, organizer, send)
+        state = CompetitionHost(config, store, workspace, organizer, send)
         await state.open_season()
         web = HypercornConfig()
         listen = format_address(host, port)

@@ -1,5 +1,5 @@
 """The trio shell: bot processes (spawn, process, guard), their sandbox and limits,
-transports (a pipe, a socket, memory), the remote-seat server and the connect client.
+transports (a pipe, a socket), the remote-seat server and the connect client.
 Owns processes, sockets and clocks. May import referee.core and taki_protocol."""
 
 from typing import TYPE_CHECKING
@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
-    from .bots import REFEREE_ID, BotConnection, BotTransport, open_bot
+    from .bots import REFEREE_ID, BotConnection, BotTransport, bot_session, open_bot
     from .connect import ConnectError, client_tls_context, connect_bot
     from .limits import LimitError, limit_backend
     from .network import RemoteSetupError, format_address, parse_address
+    from .process import RECEIVE_CHUNK_BYTES, describe_exit_status
     from .remote import RemoteSeats
     from .sandbox import SandboxError, bwrap_path, containment, require_sandbox
     from .seat_setup import open_remote_seats, server_tls_context
@@ -18,40 +19,4 @@ if TYPE_CHECKING:
     from .spawn import open_bot_process
     from .waits import WaitWatch
 else:
-    __getattr__ = lazy_face(__name__, {
-        "bots": ("BotConnection", "BotTransport", "REFEREE_ID", "open_bot"),
-        "connect": ("ConnectError", "client_tls_context", "connect_bot"),
-        "limits": ("LimitError", "limit_backend"),
-        "network": ("RemoteSetupError", "format_address", "parse_address"),
-        "remote": ("RemoteSeats",),
-        "sandbox": ("SandboxError", "bwrap_path", "containment", "require_sandbox"),
-        "seat_setup": ("open_remote_seats", "server_tls_context"),
-        "services": ("service_nursery",),
-        "spawn": ("open_bot_process",),
-        "waits": ("WaitWatch",),
-    })
-
-__all__ = [
-    "REFEREE_ID",
-    "BotConnection",
-    "BotTransport",
-    "ConnectError",
-    "LimitError",
-    "RemoteSeats",
-    "RemoteSetupError",
-    "SandboxError",
-    "WaitWatch",
-    "bwrap_path",
-    "client_tls_context",
-    "connect_bot",
-    "containment",
-    "format_address",
-    "limit_backend",
-    "open_bot",
-    "open_bot_process",
-    "open_remote_seats",
-    "parse_address",
-    "require_sandbox",
-    "server_tls_context",
-    "service_nursery",
-]
+    __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

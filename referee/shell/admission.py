@@ -26,10 +26,10 @@ __all__ = [
     "CONNECT_RATE_PER_S",
     "PREAUTH_MAX_BYTES",
     "PREAUTH_TIMEOUT_S",
+    "AdmissionRefused",
     "Pending",
     "RateLimiter",
     "RefusalLog",
-    "Refused",
     "describe_handshake_error",
     "peer_of",
     "read_bot_hello",
@@ -133,7 +133,7 @@ class RateLimiter:
                 del self._buckets[key]
 
 
-class Refused(Exception):
+class AdmissionRefused(Exception):
     """A connection that may not play: ``kind`` for the counters, ``detail`` for humans."""
 
     def __init__(self, kind: str, detail: str, *, tell: bool = True) -> None:
@@ -166,29 +166,30 @@ async def read_bot_hello(stream: trio.abc.Stream, *, tls: bool) -> bytes:
     while True:
         chunk = await stream.receive_some(PREAUTH_MAX_BYTES + 1 - len(frames))
         if not chunk:
-            raise Refused("closed", "closed the connection before its bot_hello", tell=False)
+            raise AdmissionRefused("closed", "closed the connection before its bot_hello",
+                                   tell=False)
         frames.feed(chunk)
         if not tls and frames.peek(2) == _TLS_HANDSHAKE[: len(frames)]:
             if len(frames) < 2:
                 continue
             # The refusal is told all the same: a TLS client takes it for a broken
             # handshake from a server that does not speak TLS, which is the case.
-            raise Refused(
+            raise AdmissionRefused(
                 "protocol", "it began a TLS handshake, but this referee serves plain TCP"
                 " (is the bot connecting with --tls?)",
             )
         try:
             frame = frames.next_frame()
         except ProtocolError as exc:
-            raise Refused("protocol", f"bad first message: {exc}") from None
+            raise AdmissionRefused("protocol", f"bad first message: {exc}") from None
         if frame is not None:
             if frames:
-                raise Refused(
+                raise AdmissionRefused(
                     "protocol", "sent more than its bot_hello before the referee's hello"
                 )
             return frame
         if len(frames) > PREAUTH_MAX_BYTES:
-            raise Refused(
+            raise AdmissionRefused(
                 "protocol", f"sent more than {PREAUTH_MAX_BYTES} bytes before authenticating"
             )
 

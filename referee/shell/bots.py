@@ -8,7 +8,7 @@ process, pipe or connection is ``BotCrashed``, bytes that break the protocol are
 The transport is anything with the interface of :class:`BotTransport`: a local bot
 process (:class:`~referee.shell.process.BotProcess`), a remote bot's connection
 (:class:`~referee.shell.remote.StreamTransport`) or a bot that lives in memory
-(:class:`~referee.shell.memory.MemoryTransport`). Each maps its own I/O errors to
+(:class:`~referee.testing.MemoryTransport`). Each maps its own I/O errors to
 :class:`~referee.core.faults.BotCrashed`.
 """
 
@@ -34,6 +34,7 @@ from taki_protocol import (
     Message,
     ProtocolError,
     React,
+    RepeatedAnswerError,
     Sentinel,
     Shutdown,
 )
@@ -397,6 +398,8 @@ class BotConnection:
                 self.codec.receive_data(data)  # b"": the end of the bot's output
             # Also what came in one read with the previous answer and waits in the codec.
             message = self.codec.next_message()
+        except RepeatedAnswerError as exc:
+            raise BotProtocolError(str(exc)) from None  # nothing early: an answer twice
         except ProtocolError as exc:
             raise BotProtocolError(f"{exc} (sent before the {what!r} request)") from None
         if message is EOF:

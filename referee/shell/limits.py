@@ -17,7 +17,8 @@ Three backends, probed once per run (:func:`probe`), the first that works wins:
 
 Each bot process gets a cgroup of its own (``taki-referee/<pid>-<n>``), joined between
 fork and exec so that everything the bot starts is inside; it is removed once the bot is
-gone. ``TAKI_REFEREE_LIMITS=prlimit`` forces the fallback (for tests and for hosts where
+gone, and a referee killed before it could do so leaves it for the next referee's
+start to remove. ``TAKI_REFEREE_LIMITS=prlimit`` forces the fallback (for tests and for hosts where
 a cgroup would be in the way).
 """
 
@@ -27,6 +28,7 @@ import contextlib
 import itertools
 import os
 import resource
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
@@ -35,7 +37,7 @@ import attrs
 
 from referee.core import HardLimits, UserError
 
-__all__ = ["CgroupHandle", "LimitBackend", "LimitError", "limit_backend", "probe"]
+__all__ = ["CgroupHandle", "LimitBackend", "LimitError", "limit_backend", "probe", "sweep"]
 
 _MIB: Final = 1 << 20
 CGROUP_ROOT: Final = Path("/sys/fs/cgroup")
@@ -208,14 +210,55 @@ def _try_mkdir(root: Path) -> bool:
 
 def probe(root: Path = CGROUP_ROOT, env: Callable[[str], str | None] = os.environ.get,
           ) -> LimitBackend:
-    """The backend in force on this host (once per run)."""
+    """The backend in force on this host (once per run). The cgroups that referees
+    killed before they could remove them are removed first (:func:`sweep`)."""
     if env("TAKI_REFEREE_LIMITS") != "prlimit":
         if _writable_v2(root):
+            sweep(root / PARENT)
             return LimitBackend("cgroup v2", (root,))
         v1 = tuple(root / name for name in ("memory", "pids", "cpu"))
         if all((r / "cgroup.procs").exists() for r in v1) and all(_try_mkdir(r) for r in v1):
+            for r in v1:
+                sweep(r / PARENT)
             return LimitBackend("cgroup v1", v1)
     return LimitBackend("prlimit")
+
+
+#: A cgroup left behind is removed only after this many seconds (never one that
+#: another referee has just made and is about to join).
+SWEEP_AGE_S: Final = 60.0
+
+
+def sweep(parent: Path, now: float | None = None) -> list[Path]:
+    """Remove the empty cgroups under ``parent`` (``<pid>-<n>``, ``probe-<pid>``) whose
+    referee (``pid``) is gone and that are older than :data:`SWEEP_AGE_S`: what a
+    referee killed with SIGKILL left. The kernel refuses to remove a cgroup that holds
+    a process. Returns those removed."""
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for d in entries:
+        pid = d.name.removeprefix("probe-").partition("-")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            if now - d.stat().st_mtime >= SWEEP_AGE_S:
+                d.rmdir()
+                removed.append(d)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _IN_FORCE: LimitBackend | None = None

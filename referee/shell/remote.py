@@ -58,10 +58,10 @@ from referee.core import DEFAULT_JOIN_TIMEOUT_S, BotFault
 from referee.shell.admission import (
     PREAUTH_MAX_BYTES,
     PREAUTH_TIMEOUT_S,
+    AdmissionRefused,
     Pending,
     RateLimiter,
     RefusalLog,
-    Refused,
     describe_handshake_error,
     peer_of,
     read_bot_hello,
@@ -356,11 +356,11 @@ class RemoteSeats:
             if pending.scope.cancelled_caught:
                 return  # dropped to make room, and counted then
             if timeout.cancelled_caught:
-                raise Refused(
+                raise AdmissionRefused(
                     "timeout", f"no bot_hello within {self._preauth_timeout_s:g} s"
                 )
             admitted = await self._authenticate(stream, tcp, peer, received)
-        except Refused as refusal:
+        except AdmissionRefused as refusal:
             self.refused[refusal.kind] += 1
             level = logging.INFO if refusal.kind == "closed" else logging.WARNING
             self._refusals.note(level, refusal.kind, pending.key,
@@ -387,26 +387,27 @@ class RemoteSeats:
         self, stream: trio.abc.Stream, tcp: trio.SocketStream, peer: str, received: bytes
     ) -> bool:
         """Check the token of a new connection and admit it to its seat. True once the
-        stream is no longer the caller's to close; raises Refused."""
+        stream is no longer the caller's to close; raises AdmissionRefused."""
         try:
             hello = unpack_message(received, max_size=PREAUTH_MAX_BYTES)
         except ProtocolError as exc:
-            raise Refused("protocol", f"bad first message: {exc}") from None
+            raise AdmissionRefused("protocol", f"bad first message: {exc}") from None
         if not isinstance(hello, BotHello):
-            raise Refused("protocol", f"the first message must be bot_hello, not {hello.TYPE}")
+            raise AdmissionRefused(
+                "protocol", f"the first message must be bot_hello, not {hello.TYPE}")
         if hello.token is None:
-            raise Refused(
+            raise AdmissionRefused(
                 "no_token", "no token: a remote bot's bot_hello must carry its seat's token"
             )
         name = self.lookup(hello.token)
         if name is None:
-            raise Refused("unknown_token", "unknown token")
+            raise AdmissionRefused("unknown_token", "unknown token")
         if self._closing:
-            raise Refused("closed", "the referee is closing", tell=True)
+            raise AdmissionRefused("closed", "the referee is closing", tell=True)
         async with self._admitting[name]:
             current = self._current.get(name)
             if current is not None and await self._still_connected(name, current):
-                raise Refused(
+                raise AdmissionRefused(
                     "duplicate", f"the token of {name} is already connected"
                     f" (from {transport_of(current).peer})",
                 )

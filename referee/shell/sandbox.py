@@ -6,17 +6,22 @@ system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
 * **Sandboxed** (``--sandbox``, ``sandbox = true``): new user, pid, ipc, uts, cgroup and
   network namespaces (no network at all, not even the host's loopback), all capabilities
   dropped, uid and gid 65534, no new user namespaces inside (``--disable-userns`` where
-  bwrap has it, and the filter). It sees, read-only, the system directories, the
-  referee's own Python (for bot commands that start with ``python``), the SDK, its
-  working directory, the directory of each existing file its command names and any
-  ``binds``; a private ``/tmp`` of ``tmp_mb`` MiB that is new for every process, the
+  bwrap has it, and the filter). Never host root: run by root, the bot is a host user
+  of its own (:mod:`referee.shell.sandbox_user`). It sees, read-only, the system
+  directories and runtimes (:mod:`referee.shell.bot_paths`), the referee's own Python
+  (for bot commands that start with ``python``), the SDK, its working directory, the
+  directory of each existing file its command names (within its working directory when
+  it has one: a word outside is refused) and any ``binds``, ``/proc`` with the host's
+  counters frozen (:mod:`referee.shell.proc_masks`); a private ``/tmp`` of ``tmp_mb``
+  MiB that is new for every process, the
   only place it can write (the root and ``/dev`` are remounted read-only); and nothing
   else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
   referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
   ``PYTHONPATH``, and the ``env`` its command names.
 * **Contained** (every other local bot, where bwrap and pid namespaces work): a pid
-  namespace and a ``/proc`` of its own, and the same filter; the host's file system,
-  network, user and environment as the referee has them.
+  namespace, SysV IPC, ``/proc`` and minimal ``/dev`` of its own, no capabilities, and
+  the same filter; the host's file system, network, user and environment as the
+  referee has them.
 
 bwrap's options go through a descriptor (``--args FD``), not its command line: the
 sandbox's pid 1 is a fork of the outer bwrap, and its ``/proc/1/cmdline`` would show
@@ -46,22 +51,38 @@ import functools
 import os
 import shutil
 import signal
+import stat
 import subprocess
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import attrs
-import taki_protocol
 
 from referee.core import BotCommand, Sandbox, UserError
+from referee.shell.bot_paths import (
+    OutsideTheBot,
+    inside,
+    named_files,
+    python_dirs,
+    sdk_dir,
+    toolchains,
+)
+from referee.shell.proc_masks import mask_options
 from referee.shell.process import BotProcess
+from referee.shell.sandbox_user import (
+    SANDBOX_ID,
+    TMPFS_BASE,
+    make_tmpfs_base,
+    next_host_id,
+    tmpfs_mounter,
+    user_namespace,
+)
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
 
 __all__ = [
     "CONTAIN_VARIABLE",
     "SANDBOX_PACKAGE",
+    "SANDBOX_PIDS",
     "Containment",
     "Launch",
     "SandboxError",
@@ -78,15 +99,9 @@ SANDBOX_PACKAGE: Final = "bubblewrap"
 #: ``TAKI_REFEREE_CONTAIN=off``: unsandboxed bots run as they are.
 CONTAIN_VARIABLE: Final = "TAKI_REFEREE_CONTAIN"
 
-#: System directories a program needs to run, bound read-only when they exist.
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
-#: The parts of /etc that programs need (the dynamic linker's cache, names of users,
-#: time zone, certificates); the rest of /etc stays out of sight.
-ETC_ENTRIES = (
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-    "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
-    "/etc/ca-certificates", "/etc/mime.types",
-)
+#: The process limit of a sandboxed bot that has none (threads count: a JVM or a .NET
+#: runtime starts a few dozen).
+SANDBOX_PIDS: Final = 256
 #: The language a sandboxed bot gets when the referee has none.
 DEFAULT_LANG: Final = "C.UTF-8"
 #: The sandboxed bot's home: its private /tmp.
@@ -160,21 +175,31 @@ def containment() -> Containment:
     except SeccompUnavailable:
         return Containment(False, f"no libseccomp: install the Debian package"
                                   f" {LIBRARY_PACKAGE}")
+    os.close(fd)
     true = shutil.which("true") or "/bin/true"
+    here = os.getcwd()
+    why = _runs(_through_args_fd(bwrap, lambda fd: _contained_options(fd, here), [true],
+                                 None))
+    if why:
+        return Containment(False, why)
+    return Containment(True, bwrap=bwrap)
+
+
+def _runs(start: Launch) -> str:
+    """Empty when ``start`` runs and exits with status 0, else why not (one line)."""
     try:
         done = subprocess.run(
-            [bwrap, *_contained_options(fd, os.getcwd()), "--", true], pass_fds=(fd,),
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            timeout=_PROBE_TIMEOUT_S, check=False)
+            start.argv, pass_fds=start.fds, env=start.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=_PROBE_TIMEOUT_S,
+            check=False)
     except (OSError, subprocess.SubprocessError) as exc:
-        return Containment(False, f"bwrap does not run: {exc}")
+        return f"bwrap does not run: {exc}"
     finally:
-        os.close(fd)
+        start.close()
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()
-        return Containment(False, said[-1] if said else
-                           f"bwrap exited with status {done.returncode}")
-    return Containment(True, bwrap=bwrap)
+        return said[-1] if said else f"bwrap exited with status {done.returncode}"
+    return ""
 
 
 @attrs.frozen
@@ -187,6 +212,9 @@ class Launch:
     cwd: str | None
     env: Mapping[str, str] | None
     fds: tuple[int, ...] = ()
+    #: What the process must do between fork and exec, last (as root: mount its
+    #: sandbox's /tmp and /dev/shm), if anything.
+    in_child: Callable[[], None] | None = None
 
     @property
     def wrapped(self) -> bool:
@@ -240,59 +268,45 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
 
 
 def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
-    """bwrap's options for a contained bot: its own pid namespace and /proc, the host's
-    file system (devices included) and everything else as the referee has it."""
-    return ["--unshare-pid", "--dev-bind", "/", "/", "--proc", "/proc",
-            "--seccomp", str(seccomp_fd), "--chdir", cwd]
+    """bwrap's options for a contained bot: its own pid and SysV IPC namespaces, /proc
+    and minimal /dev (and so /dev/shm), the host's file system and everything else as
+    the referee has it. No capabilities."""
+    return ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--dev-bind", "/", "/",
+            "--proc", "/proc", "--dev", "/dev", "--seccomp", str(seccomp_fd),
+            "--chdir", cwd]
 
 
 def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequence[str],
-                     env: Mapping[str, str] | None) -> Launch:
+                     env: Mapping[str, str] | None, more_fds: tuple[int, ...] = (),
+                     in_child: Callable[[], None] | None = None) -> Launch:
     """The launch of ``bwrap --args FD -- ARGV...``, where FD holds
-    ``options(seccomp_fd)``, NUL-separated (bwrap reads only options there)."""
-    seccomp = filter_fd()
+    ``options(seccomp_fd)``, NUL-separated (bwrap reads only options there), with the
+    masks of /proc (:mod:`referee.shell.proc_masks`) right after ``--proc``.
+    ``more_fds`` (which the launch takes over) are passed on too."""
     try:
+        seccomp = filter_fd()
+    except BaseException:
+        Launch((), None, None, more_fds).close()
+        raise
+    fds = (seccomp, *more_fds)
+    try:
+        masks, mask_fds = mask_options()
+        fds += mask_fds
         words = options(seccomp)
+        at = words.index("--proc") + 2  # right after /proc is mounted
+        words[at:at] = masks
         args = os.memfd_create("taki-referee-bwrap-args", os.MFD_CLOEXEC)
     except BaseException:
-        os.close(seccomp)
+        Launch((), None, None, fds).close()
         raise
-    fds = (seccomp, args)
+    fds += (args,)
     try:
         os.write(args, b"".join(os.fsencode(w) + b"\0" for w in words))
         os.lseek(args, 0, os.SEEK_SET)
     except BaseException:
         Launch((), None, None, fds).close()
         raise
-    return Launch((bwrap, "--args", str(args), "--", *argv), None, env, fds)
-
-
-def _python_dirs() -> list[str]:
-    """The referee's interpreter and its standard library, and the SDK's package."""
-    dirs = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-    dirs.add(os.path.dirname(os.path.realpath(sys.executable)))
-    dirs.add(_sdk_dir())
-    return sorted(dirs)
-
-
-def _sdk_dir() -> str:
-    return str(Path(taki_protocol.__file__).resolve().parent)
-
-
-def _named_files(argv: Iterable[str], cwd: str) -> dict[str, str]:
-    """Each word of the command that names an existing file, with its absolute path."""
-    named = {}
-    for word in argv:
-        path = os.path.join(cwd, word)  # an absolute word stays as it is
-        if os.path.isfile(path):
-            # Not resolved: a venv's python finds its venv through the path it was
-            # started by. Its target's directory is readable too (below).
-            named[word] = os.path.abspath(path)
-    return named
-
-
-def _visible(path: str, bound: Sequence[str]) -> bool:
-    return any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound)
+    return Launch((bwrap, "--args", str(args), "--", *argv), None, env, fds, in_child)
 
 
 def sandbox_env(command: BotCommand, bound: Sequence[str]) -> dict[str, str]:
@@ -300,12 +314,12 @@ def sandbox_env(command: BotCommand, bound: Sequence[str]) -> dict[str, str]:
     that lie in ``bound``, the paths the bot sees), ``LANG``, ``HOME``, the SDK's
     ``PYTHONPATH``, then the command's own ``env``."""
     path = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep)
-            if p and _visible(os.path.realpath(p), bound)]
+            if p and inside(os.path.realpath(p), bound)]
     env = {
         "PATH": os.pathsep.join(path) or "/usr/bin:/bin",
         "LANG": os.environ.get("LANG") or DEFAULT_LANG,
         "HOME": SANDBOX_HOME,
-        "PYTHONPATH": os.path.dirname(_sdk_dir()),
+        "PYTHONPATH": os.path.dirname(sdk_dir()),
     }
     env.update(command.env or {})
     return env
@@ -315,36 +329,76 @@ def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
     """The launch of ``command`` inside the sandbox. Words naming an existing file are
     made absolute, since the sandbox starts the bot in its ``cwd`` only when one was
     given (the referee's working directory stays out of sight), else in its private
-    /tmp."""
+    /tmp. SandboxError for a word outside the bot (:mod:`referee.shell.bot_paths`) or
+    a path the bot could not read."""
     sandbox = command.sandbox
     assert sandbox is not None
     argv, cwd = command.argv, command.cwd
     here = os.path.realpath(cwd if cwd is not None else os.getcwd())
-    named = _named_files(argv, here)
-    readable = [*_python_dirs(),
+    try:
+        named = named_files(argv, here, own_folder=cwd is not None)
+    except OutsideTheBot as exc:
+        raise SandboxError(str(exc)) from None
+    readable = [*python_dirs(),
                 *(os.path.dirname(p) for p in named.values()),
                 *(os.path.dirname(os.path.realpath(p)) for p in named.values()),
                 *(os.path.realpath(b) for b in sandbox.binds)]
     if cwd is not None:
         readable.append(here)
-    system = [p for p in (*SYSTEM_DIRS, *ETC_ENTRIES) if os.path.lexists(p)]
+    system = [p for p in toolchains() if os.path.lexists(p) and p not in readable]
     extra = [p for p in dict.fromkeys(readable) if os.path.exists(p)]
+    as_root = os.geteuid() == 0
+    if as_root:
+        _readable_by_others(extra)
     env = sandbox_env(command, [os.path.realpath(p) for p in (*system, *extra)])
+    userns: tuple[int, ...] = ()
+    if as_root:
+        try:
+            userns = (user_namespace(next_host_id()),)
+        except OSError as exc:
+            raise SandboxError(f"the sandbox cannot make a user namespace for the bot:"
+                               f" {exc.strerror or exc}") from None
+    users = (["--userns", str(userns[0]), "--unshare-pid", "--unshare-ipc", "--unshare-net",
+              "--unshare-uts", "--unshare-cgroup-try"] if userns else
+             ["--unshare-all", "--unshare-user", *_disable_userns(bwrap)])
+    if as_root:
+        make_tmpfs_base()
     return _through_args_fd(
-        bwrap, lambda fd: [*_disable_userns(bwrap),
-                           *_sandbox_options(fd, sandbox, system, extra, here, cwd, env)],
-        [named.get(word, word) for word in argv], env)
+        bwrap, lambda fd: [*users, *_sandbox_options(fd, sandbox, system, extra, here, cwd,
+                                                      env, mounted=as_root)],
+        [named.get(word, word) for word in argv], env, userns,
+        tmpfs_mounter(sandbox.tmp_mb) if as_root else None)
+
+
+def _readable_by_others(paths: Sequence[str]) -> None:
+    """SandboxError naming the first of ``paths`` that a bot run as a user of its own
+    (the referee is root) cannot read: the folders above do not matter, bwrap binds
+    them as root."""
+    for path in paths:
+        mode = os.stat(path).st_mode
+        need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+        if mode & need != need:
+            raise SandboxError(
+                f"the sandbox runs bots as a user of their own, who cannot read {path}"
+                f" (mode {stat.S_IMODE(mode):04o}): make it readable by others"
+                f" (chmod o+rX)")
 
 
 def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
                      extra: Sequence[str], here: str, cwd: str | None,
-                     env: Mapping[str, str]) -> list[str]:
+                     env: Mapping[str, str], *, mounted: bool) -> list[str]:
+    """bwrap's options after the namespaces'. ``mounted``: /tmp and /dev/shm are the
+    tmpfs mounted under :data:`TMPFS_BASE` before bwrap starts (bounded in inodes too),
+    else bwrap's own (bounded in size)."""
+    size = str(sandbox.tmp_mb << 20)
+    tmp, shm = (["--bind", f"{TMPFS_BASE}/{name}", where] if mounted else
+                ["--size", size, "--tmpfs", where]
+                for name, where in (("tmp", "/tmp"), ("shm", "/dev/shm")))
     # The private /tmp first: a path under /tmp bound after it stays visible on top of it.
     out = [
-        "--unshare-all", "--unshare-user", "--cap-drop", "ALL",
-        "--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
-        "--proc", "/proc", "--dev", "/dev", "--size", str(sandbox.tmp_mb << 20),
-        "--tmpfs", "/tmp", "--seccomp", str(seccomp_fd), "--clearenv",
+        "--cap-drop", "ALL", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID),
+        "--hostname", "sandbox", "--proc", "/proc", "--dev", "/dev", *tmp,
+        "--seccomp", str(seccomp_fd), "--clearenv",
     ]
     for key, value in env.items():
         out += ["--setenv", key, value]
@@ -354,8 +408,7 @@ def _sandbox_options(seccomp_fd: int, sandbox: Sandbox, system: Sequence[str],
     # the mount points) and /dev (its device nodes still work) become read-only; /tmp
     # and a /dev/shm of the same bound (POSIX shared memory and semaphores, e.g. Python's
     # multiprocessing) stay the places to write.
-    out += ["--remount-ro", "/", "--remount-ro", "/dev",
-            "--size", str(sandbox.tmp_mb << 20), "--tmpfs", "/dev/shm"]
+    out += ["--remount-ro", "/", "--remount-ro", "/dev", *shm]
     return [*out, "--chdir", here if cwd is not None else SANDBOX_HOME]
 
 

@@ -20,8 +20,28 @@ ordinary failure; nothing is killed):
 * the kernel's attack surface and the machine's administration: ``bpf``,
   ``perf_event_open``, ``userfaultfd``, ``kexec_*``, ``*_module``, ``swapon``/``off``,
   ``reboot``, ``acct``, ``quotactl``, ``syslog``, ``open_by_handle_at`` and the like;
-* ``personality`` with ``ADDR_NO_RANDOMIZE`` (turning off address randomisation), and
-  the ``TIOCSTI`` ioctl (typing into a terminal).
+* ``personality`` with a flag that weakens the address space's layout
+  (``ADDR_NO_RANDOMIZE``, ``ADDR_COMPAT_LAYOUT``, ``READ_IMPLIES_EXEC``,
+  ``MMAP_PAGE_ZERO``, ``ADDR_LIMIT_*``), in any persona but the query ``0xffffffff``,
+  and the ``TIOCSTI`` ioctl (typing into a terminal).
+
+Channels between two bots of one game, through what the kernel shares:
+
+* locks on a file both can open (``/etc/passwd``): ``flock`` and ``fcntl``'s lock
+  commands succeed without taking any lock, so none is ever seen (a runtime that
+  locks a file of its own, a build cache, goes on unharmed: nobody else shares its
+  sandbox's files); leases and directory notifications (``F_SETLEASE``,
+  ``F_NOTIFY``) and ``inotify``/``fanotify`` are denied;
+* the page cache of shared files: ``fadvise`` does nothing (no dropping a page for
+  the other to notice), ``preadv2``/``pwritev2`` with ``RWF_NOWAIT`` fail with
+  ``EOPNOTSUPP``, ``io_uring`` and the kernel's AIO fail with ``ENOSYS`` (runtimes
+  fall back to threads), as ``cachestat`` does.
+
+What it does not deny: ``sysinfo`` (glibc answers ``sysconf(_SC_PHYS_PAGES)`` with it
+and uses the answer unchecked, so the JVM and .NET would size their heaps on garbage;
+its count of the host's threads and free memory remains a channel, docs/sandbox.md),
+timing (``clock_gettime``, the CPUs' load), reading shared files (whose first read is
+slower than the next), and every call a program needs to run.
 
 The filter is built with Debian's libseccomp (``libseccomp2``, the library that
 systemd, container runtimes and bubblewrap's own tools use), called through
@@ -63,8 +83,30 @@ DENIED: Final = (
     "init_module", "finit_module", "delete_module", "swapon", "swapoff", "reboot",
     "acct", "quotactl", "quotactl_fd", "syslog", "lookup_dcookie", "vhangup",
     "open_by_handle_at", "name_to_handle_at", "uselib", "iopl", "ioperm",
-    "nfsservctl", "fanotify_init",
+    "nfsservctl", "fanotify_init", "fanotify_mark",
+    # watching files other processes open: a channel between bots
+    "inotify_init", "inotify_init1", "inotify_add_watch",
 )
+#: Fail with ENOSYS, as on a kernel without them: runtimes fall back to what they did
+#: before. ``clone3`` (its flags sit in memory that a filter cannot read: the C
+#: libraries then use ``clone``, whose flags it checks); the kernel's asynchronous I/O,
+#: which can ask whether a page of a shared file is in memory without reading it
+#: (``RWF_NOWAIT``), and ``cachestat``, which tells it outright.
+ABSENT: Final = ("clone3", "io_uring_setup", "io_setup", "cachestat")
+#: Succeed without doing anything. ``flock``: a lock on a file every bot can open
+#: (``/etc/passwd``) is a channel between them; no lock is ever taken, so none is
+#: seen. ``fadvise``: dropping a shared file's pages from memory is the other half of
+#: a channel (advice may be ignored; programs do not notice).
+IGNORED: Final = ("flock", "fadvise64", "fadvise64_64")
+#: ``fcntl``'s commands that take a lock (``F_SETLK``, ``F_SETLKW`` and the
+#: open-file-description ones), which succeed without doing anything, as ``flock``.
+LOCK_COMMANDS: Final = (6, 7, 37, 38)
+#: ``fcntl``'s leases and directory notifications (``F_SETLEASE``, ``F_NOTIFY``),
+#: denied.
+WATCH_COMMANDS: Final = (1024, 1026)
+#: ``preadv2``'s and ``pwritev2``'s flag that makes them fail rather than wait for the
+#: disk (it tells whether a page is in memory).
+RWF_NOWAIT: Final = 0x8
 
 #: ``clone`` with any of these flags (a new mount, cgroup, uts, ipc, user, pid or network
 #: namespace) is denied.
@@ -72,6 +114,10 @@ CLONE_NAMESPACE_FLAGS: Final = (
     0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000,
 )
 ADDR_NO_RANDOMIZE: Final = 0x0040000
+#: Persona flags refused: no address randomisation, a page at address 0, the legacy
+#: layout, executable reads, a 32- or 3-GiB address space.
+PERSONA_FLAGS: Final = (ADDR_NO_RANDOMIZE, 0x0100000, 0x0200000, 0x0400000, 0x0800000,
+                        0x8000000)
 TIOCSTI: Final = 0x5412
 
 # libseccomp's constants (seccomp.h).
@@ -95,8 +141,9 @@ class _ArgCmp(ctypes.Structure):
 class _Rule:
     syscall: str
     action: int
-    #: (argument index, mask, value): the rule applies when ``arg & mask == value``.
-    arg: tuple[int, int, int] | None = None
+    #: (argument index, mask, value): the rule applies when ``arg & mask == value``
+    #: for each of them (each argument at most once).
+    args: tuple[tuple[int, int, int], ...] = ()
 
 
 def _errno(code: int) -> int:
@@ -106,13 +153,22 @@ def _errno(code: int) -> int:
 def rules() -> list[_Rule]:
     """The filter's rules, in the order they are added (the default is to allow)."""
     out = [_Rule(name, _errno(errno.EPERM)) for name in DENIED]
-    out.append(_Rule("clone3", _errno(errno.ENOSYS)))
-    out += [_Rule("clone", _errno(errno.EPERM), (0, flag, flag))
+    out += [_Rule(name, _errno(errno.ENOSYS)) for name in ABSENT]
+    out += [_Rule(name, _errno(0)) for name in IGNORED]
+    out += [_Rule("clone", _errno(errno.EPERM), ((0, flag, flag),))
             for flag in CLONE_NAMESPACE_FLAGS]
-    # The top bit is set in no persona, but in the query 0xffffffff, which stays allowed.
-    out.append(_Rule("personality", _errno(errno.EPERM),
-                     (0, ADDR_NO_RANDOMIZE | 0x80000000, ADDR_NO_RANDOMIZE)))
-    out.append(_Rule("ioctl", _errno(errno.EPERM), (1, 0xFFFFFFFF, TIOCSTI)))
+    # Every persona flag that weakens the address space's layout, in any persona but
+    # the query (0xffffffff: all 32 bits set, which stays allowed). A filter cannot
+    # compare one argument twice in a rule, so: the flag set and some other bit clear.
+    out += [_Rule("personality", _errno(errno.EPERM), ((0, flag | 1 << bit, flag),))
+            for flag in PERSONA_FLAGS for bit in range(32) if not flag & 1 << bit]
+    out.append(_Rule("ioctl", _errno(errno.EPERM), ((1, 0xFFFFFFFF, TIOCSTI),)))
+    for name in ("fcntl", "fcntl64"):  # the kernel reads the command as 32 bits
+        out += [_Rule(name, _errno(0), ((1, 0xFFFFFFFF, cmd),)) for cmd in LOCK_COMMANDS]
+        out += [_Rule(name, _errno(errno.EPERM), ((1, 0xFFFFFFFF, cmd),))
+                for cmd in WATCH_COMMANDS]
+    out += [_Rule(name, _errno(errno.EOPNOTSUPP), ((5, RWF_NOWAIT, RWF_NOWAIT),))
+            for name in ("preadv2", "pwritev2")]
     return out
 
 
@@ -161,13 +217,10 @@ def _build(lib: ctypes.CDLL, wanted: Iterable[_Rule]) -> bytes:
                 continue
             # Calls that exist on another architecture of the filter only (umount on
             # x86, not x86-64) have negative pseudo numbers, which libseccomp maps.
-            if rule.arg is None:
-                result = lib.seccomp_rule_add_array(ctx, rule.action, number, 0, None)
-            else:
-                index, mask, value = rule.arg
-                cmp = _ArgCmp(index, _CMP_MASKED_EQ, mask, value)
-                result = lib.seccomp_rule_add_array(ctx, rule.action, number, 1,
-                                                    ctypes.byref(cmp))
+            cmps = [_ArgCmp(index, _CMP_MASKED_EQ, mask, value)
+                    for index, mask, value in rule.args]
+            array = (_ArgCmp * len(cmps))(*cmps)
+            result = lib.seccomp_rule_add_array(ctx, rule.action, number, len(cmps), array)
             _check(result, f"filter {rule.syscall}")
         fd = os.memfd_create("taki-referee-seccomp", os.MFD_CLOEXEC)
         try:

@@ -18,13 +18,20 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+import attrs
 import trio
 
-from referee.core import BotCommand, BotStartError, ResourceLimits, open_private
+from referee.core import (
+    BotCommand,
+    BotStartError,
+    FileWriteError,
+    ResourceLimits,
+    open_private,
+)
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle, LimitError, limit_backend
 from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
-from referee.shell.sandbox import SandboxError, WrappedBotProcess
+from referee.shell.sandbox import SANDBOX_PIDS, SandboxError, WrappedBotProcess
 from referee.shell.sandbox import launch as bot_launch
 from referee.shell.services import service_nursery
 
@@ -92,8 +99,10 @@ def lower_priority(niceness: int) -> None:
 def _make_preexec(
     limits: list[tuple[int, int, int]], guard: GroupGuard | None,
     cgroup: CgroupHandle | None = None, niceness: int | None = None,
+    *, no_groups: bool = False, last: Callable[[], None] | None = None,
 ) -> Callable[[], None] | None:
-    if not limits and guard is None and cgroup is None and niceness is None:
+    if not limits and guard is None and cgroup is None and niceness is None \
+            and not no_groups and last is None:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
@@ -105,8 +114,25 @@ def _make_preexec(
             resource.setrlimit(which, (soft, hard))
         if niceness is not None:  # after setsid: the new session's autogroup
             lower_priority(niceness)
+        if no_groups:  # bwrap run by root: none of root's groups reach the bot
+            os.setgroups([])
+        if last is not None:  # the sandbox's own (its /tmp's mounts)
+            last()
 
     return before_exec
+
+
+def _with_default_pids(command: BotCommand) -> ResourceLimits:
+    """The command's limits, with :data:`SANDBOX_PIDS` for a sandboxed bot that has no
+    process limit, where one binds the bot alone: a cgroup, or (the referee is root)
+    ``RLIMIT_NPROC`` of the bot's own host user. Under prlimit for another user, that
+    limit would count every process of the user: none then."""
+    limits = command.limits
+    if command.sandbox is None or limits.pids is not None:
+        return limits
+    if limit_backend().name == "prlimit" and os.geteuid() != 0:
+        return limits
+    return attrs.evolve(limits, pids=SANDBOX_PIDS)
 
 
 def _describe_spawn_error(exc: BaseException) -> str:
@@ -135,14 +161,19 @@ async def open_bot_process(
     if stderr_cap_bytes < 0:
         raise ValueError(f"stderr_cap_bytes must be non-negative, got {stderr_cap_bytes}")
     env = command.child_env()
-    _resolve_executable(command, env)
     try:  # sandboxed, or contained in a pid namespace (in a thread: it may probe bwrap)
         start = await trio.to_thread.run_sync(bot_launch, command, env)
     except (SandboxError, OSError) as exc:
         raise BotStartError(command.display, str(exc)) from None
-    hard = command.limits.hard()
+    try:  # after the sandbox's check of the command's words: it tells nothing of the host
+        _resolve_executable(command, env)
+    except BaseException:
+        start.close()
+        raise
+    wanted = _with_default_pids(command)
+    hard = wanted.hard()
     backend = limit_backend() if hard else None
-    limits = rlimits(command.limits) + (backend.rlimits(hard) if backend else [])
+    limits = rlimits(wanted) + (backend.rlimits(hard) if backend else [])
     cgroup = None
     if backend is not None:
         try:
@@ -154,7 +185,14 @@ async def open_bot_process(
 
     log: BinaryIO | None = None
     if stderr_path is not None:
-        log = open_private(stderr_path)  # 0600 in a directory made 0700
+        try:
+            log = open_private(stderr_path)  # 0600 in a directory made 0700
+        except OSError as exc:  # e.g. a file where the log folder was
+            start.close()
+            if cgroup is not None:
+                cgroup.remove()
+            raise FileWriteError(f"cannot write the bot's log {stderr_path}:"
+                                 f" {exc.strerror or exc}") from None
     guard: GroupGuard | None = None
     try:
         # The guard first: the bot's process tells it its group before its exec.
@@ -169,7 +207,9 @@ async def open_bot_process(
             pass_fds=start.fds,
             start_new_session=True,
             close_fds=True,
-            preexec_fn=_make_preexec(limits, guard, cgroup, command.limits.niceness),
+            preexec_fn=_make_preexec(limits, guard, cgroup, wanted.niceness,
+                                     no_groups=start.wrapped and os.geteuid() == 0,
+                                     last=start.in_child),
         )
     except BaseException as exc:
         if log is not None:

@@ -23,6 +23,7 @@ def check(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> tup
     return code, captured.out + captured.err
 
 
+@pytest.mark.slow
 def test_json_of_a_passing_and_a_failing_bot(capsys: pytest.CaptureFixture[str],
                                              tmp_path: Path) -> None:
     code, out = check(capsys, tmp_path, RANDOM, REACT_OUT_OF_RANGE, "--json")
@@ -63,7 +64,7 @@ def test_plain_lines_name_the_failing_react_scenario(capsys: pytest.CaptureFixtu
     assert lines[1:] == [
         "pass decide-king: a King's free action: any card, or end the turn",
         "FAIL react-holder: forfeited (illegal)",
-        "     request: react id 4: phase react, hand [green:6, blue:1, blue:4, +3_breaker],"
+        "     request: react id 13: phase react, hand [green:6, blue:1, blue:4, +3_breaker],"
         " legal [break, pass]",
         "     the bot: illegal: choice 2 is not an index of the 2 legal actions",
         "     its stderr: nothing",
@@ -101,7 +102,8 @@ def test_a_timeout_shows_the_last_stderr_lines_in_json(capsys: pytest.CaptureFix
                  "--log-dir", str(tmp_path / "logs")])
     assert code == 1
     [outcome] = strict_json(capsys.readouterr().out)["bots"][0]["outcomes"]
-    assert outcome["problem"] == "forfeited (timeout)"
+    assert outcome["problem"] == ("forfeited (timeout): allowed deadline_ms 300 ms plus 5 ms"
+                                  " of grace")
     assert outcome["fault"] == {"reason": "timeout", "detail": "no answer within 300 ms"}
     assert outcome["stderr"] == f"request {outcome['request']['id']}: thinking..."
     assert outcome["log"] == str(tmp_path / "logs" / "check-stuck_thinking.1.log")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from referee.core.replay import Replay, verify
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +57,7 @@ def gate(repo: Path, **env: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_a_stronger_bot_passes_and_its_lost_games_are_kept(tmp_path: Path) -> None:
     repo = bot_repository(tmp_path, sample("random_bot.py"), sample("greedy_bot.py"))
     summary = tmp_path / "summary.md"

@@ -10,6 +10,7 @@ import pytest
 from served import bot_folder
 
 from referee.cli.main import main
+from referee.core import UsageError
 
 
 def test_participants_add_list_and_disable(tmp_path: Path,
@@ -56,6 +57,7 @@ def test_submit_refuses_a_folder_it_cannot_send(tmp_path: Path,
     assert "no bot.toml" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_submit_needs_a_token_and_a_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("TAKI_REFEREE_TOKEN", raising=False)
@@ -67,3 +69,31 @@ def test_submit_needs_a_token_and_a_server(tmp_path: Path, monkeypatch: pytest.M
     err = capsys.readouterr().err
     assert "cannot reach http://127.0.0.1:9/api/submissions" in err
     assert "0" * 64 not in err
+
+
+def test_submit_leaves_out_what_submitignore_names(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    from referee.cli.submit import pack
+
+    folder = tmp_path / "kit"
+    (folder / ".venv" / "bin").mkdir(parents=True)
+    (folder / ".venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    (folder / "node_modules" / ".bin").mkdir(parents=True)
+    (folder / "node_modules" / ".bin" / "tsc").symlink_to("../typescript/bin/tsc")
+    (folder / "node_modules" / "lib.js").write_text("//")
+    (folder / "bot.toml").write_text('name = "b"\ncommand = "python bot.py"\n')
+    (folder / "bot.py").write_text("")
+    (folder / ".build-tmp.x1").write_text("")
+    (folder / ".submitignore").write_text(
+        "# made by the build\n.venv\nnode_modules/.bin/  \n.build-tmp.*\n")
+    with tarfile.open(fileobj=io.BytesIO(pack(folder))) as archive:
+        names = sorted(archive.getnames())
+        times = {m.name: m.mtime for m in archive.getmembers()}
+    assert names == [".submitignore", "bot.py", "bot.toml", "node_modules",
+                     "node_modules/lib.js"]
+    assert times["bot.py"] == pytest.approx((folder / "bot.py").stat().st_mtime, abs=1)
+    (folder / ".submitignore").write_text(".venv\n")
+    with pytest.raises(UsageError, match=r"name it in \.submitignore"):
+        pack(folder)

@@ -25,6 +25,9 @@ import pytest
 from jsonout import strict_json
 from processes import MARKER_VARIABLE, kill_all, run_processes, thinker
 
+# Every test here starts referees, workers and bots as processes and kills some of them.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 RANDOM = REPO / "sample_bots" / "random_bot.py"
 REFEREE = Path(sys.executable).with_name("taki-referee")

@@ -42,6 +42,7 @@ def match_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -
 # --------------------------------------------------------------------- match
 
 
+@pytest.mark.slow
 def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = match_json(capsys, tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                      "--games", "4", "--seed", "7")
@@ -73,6 +74,7 @@ def test_match_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert [g["seed"] for g in again["games"]] == [g["seed"] for g in games[:2]]
 
 
+@pytest.mark.slow
 def test_match_without_seed_deals_from_a_fresh_seed_it_reports(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -91,6 +93,7 @@ def test_match_without_seed_deals_from_a_fresh_seed_it_reports(
     assert "master seed " in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_match_never_gives_a_bot_process_two_games_of_one_deal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -108,6 +111,7 @@ def test_match_never_gives_a_bot_process_two_games_of_one_deal(
     assert len(pids) == 9  # three bots, a process each per rotation, three games each
 
 
+@pytest.mark.slow
 def test_match_seats_rotate_with_three_bots(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -167,6 +171,7 @@ def test_missing_bot_binary(tmp_path: Path) -> None:
     assert result.stdout == ""
 
 
+@pytest.mark.slow
 def test_missing_bot_binary_in_any_seat(tmp_path: Path) -> None:
     result = run("match", RANDOM, "./bots/absent_bot", "--log-dir", str(tmp_path / "logs"),
                  cwd=tmp_path)
@@ -229,6 +234,7 @@ def test_argparse_errors(capsys: pytest.CaptureFixture[str], args: list[str]) ->
     assert "error:" in err and "usage:" in err
 
 
+@pytest.mark.slow
 def test_bad_arguments_in_a_child_process(tmp_path: Path) -> None:
     for args in (["match", RANDOM, RANDOM, "--games", "0"],
                  ["match", RANDOM, RANDOM, "--games", "many"],
@@ -284,6 +290,7 @@ def test_the_match_schedule_is_made_as_it_is_played() -> None:
     assert (first.seats, second.seats) == (("a", "b"), ("b", "a"))
 
 
+@pytest.mark.slow
 def test_bad_input_never_gives_a_traceback(tmp_path: Path) -> None:
     """In a child process, as a user sees it: one line, exit status 2."""
     (tmp_path / "afile").write_text("")
@@ -653,6 +660,7 @@ def test_help_version_and_argument_errors_load_no_heavy_module(args: list[str]) 
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
 
 
+@pytest.mark.slow
 def test_the_scoring_flag_reaches_the_games(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -664,6 +672,7 @@ def test_the_scoring_flag_reaches_the_games(
         assert replay["rules"]["scoring"] == {"colored_action": 0, "colorless": 0}
 
 
+@pytest.mark.slow
 def test_match_series_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """--series 3 --games 6: two series of three games, the seats kept within each, the
     first move passing round, and the replays re-play from their first seat."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from jsonout import strict_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,6 +23,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=120, stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_match_json_gives_each_seats_time_use_and_log(tmp_path: Path) -> None:
     result = run("match", f"greedy={GREEDY}", f"random={RANDOM} 1", "--games", "2",
                  "--seed", "1", "--json", "--log-dir", "logs", cwd=tmp_path)
@@ -36,6 +38,7 @@ def test_match_json_gives_each_seats_time_use_and_log(tmp_path: Path) -> None:
             assert player["log"].startswith("logs/") and player["bot"] in player["log"]
 
 
+@pytest.mark.slow
 def test_a_bot_that_faulted_gets_a_line_with_its_reasons_and_its_log(tmp_path: Path) -> None:
     for output in ((), ("--json",)):
         result = run("match", f"greedy={GREEDY}", f"crasher={CRASHER}", "--games", "2",
@@ -48,6 +51,7 @@ def test_a_bot_that_faulted_gets_a_line_with_its_reasons_and_its_log(tmp_path: P
         assert "greedy" not in line
 
 
+@pytest.mark.slow
 def test_the_table_shows_time_use(tmp_path: Path) -> None:
     result = run("match", f"greedy={GREEDY}", f"random={RANDOM} 1", "--games", "2",
                  "--log-dir", "logs", cwd=tmp_path)
@@ -55,6 +59,7 @@ def test_the_table_shows_time_use(tmp_path: Path) -> None:
     assert "ms mean/p95/max" in result.stdout and "near" in result.stdout
 
 
+@pytest.mark.slow
 def test_sprt_stops_a_new_bot_that_keeps_forfeiting(tmp_path: Path) -> None:
     result = run("sprt", f"crasher={CRASHER}", f"random={RANDOM} 1", "--max-forfeits", "3",
                  "--concurrency", "1", "--no-bot-check", "--json", "--log-dir", "logs",
@@ -75,6 +80,7 @@ def test_sprt_stops_a_new_bot_that_keeps_forfeiting(tmp_path: Path) -> None:
     assert "fault: crasher forfeited 1 game: crash 1" in text.stderr
 
 
+@pytest.mark.slow
 def test_progress_lines_off_a_terminal(tmp_path: Path) -> None:
     result = run("sprt", f"{RANDOM} 1", f"{RANDOM} 2", "--max-games", "6",
                  "--concurrency", "1", "--progress-interval", "0.001", "--log-dir", "logs",
@@ -112,6 +118,7 @@ def interrupt_after_progress(tmp_path: Path, *args: str) -> tuple[int, str, str]
     return proc.returncode, "".join(seen) + rest, out
 
 
+@pytest.mark.slow
 def test_an_interrupted_sprt_prints_where_the_test_stood(tmp_path: Path) -> None:
     code, err, _ = interrupt_after_progress(
         tmp_path, "sprt", f"{RANDOM} 1", f"{RANDOM} 2", "--max-games", "100000",
@@ -122,6 +129,7 @@ def test_an_interrupted_sprt_prints_where_the_test_stood(tmp_path: Path) -> None
     assert "score of random_bot: " in partial[0] and "LLR " in partial[0]
 
 
+@pytest.mark.slow
 def test_an_interrupted_match_prints_the_games_played(tmp_path: Path) -> None:
     code, err, out = interrupt_after_progress(
         tmp_path, "match", f"a={RANDOM} 1", f"b={RANDOM} 2", "--games", "100000")
@@ -131,6 +139,7 @@ def test_an_interrupted_match_prints_the_games_played(tmp_path: Path) -> None:
     assert out == ""
 
 
+@pytest.mark.slow
 def test_an_interrupted_match_with_json_prints_json_of_the_games_played(
         tmp_path: Path) -> None:
     code, err, out = interrupt_after_progress(
@@ -144,6 +153,7 @@ def test_an_interrupted_match_with_json_prints_json_of_the_games_played(
     assert all(p["forfeit"] is None for g in result["games"] for p in g["players"])
 
 
+@pytest.mark.slow
 def test_a_match_interrupted_in_its_bot_check_still_prints_json(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [str(REFEREE), "match", "python -c 'import time; time.sleep(60)'", f"{RANDOM} 1",

@@ -20,6 +20,9 @@ from jsonout import strict_json
 from referee.core.replay import Replay, replay_states
 from referee.rules import GameState, cards
 
+# Every test here plays or checks the sample bots in every language, as processes.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 BOTS_DIR = REPO / "sample_bots"
 OPPONENT = "opponent=python sample_bots/random_bot.py 7"

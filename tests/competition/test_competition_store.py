@@ -152,3 +152,31 @@ def test_a_database_made_before_idempotency_keys_gets_them(tmp_path: Path) -> No
         assert refused.value.refusal is Refusal.TOO_MANY
     with CompetitionStore(db) as store:  # opened again: nothing to change
         assert [s.id for s in store.submissions()] == [first.id]
+
+
+def test_a_session_lives_while_its_token_does_and_until_it_expires(
+        store: CompetitionStore) -> None:
+    """The pages' sessions (``CompetitionStore.sessions``): live while unexpired and
+    opened with the token its participant (or the organizer) still has; pushed back
+    when used; ended one by one, or all but one when the participant's token changes."""
+    from referee.competition.sessions import IDLE_S, TOUCH_S, Role
+
+    token = store.add_participant("alice")
+    sessions = store.sessions
+    sessions.start("k1", Role.PARTICIPANT, "alice", digest(token), now=1000.0)
+    sessions.start("k2", Role.PARTICIPANT, "alice", digest(token), now=1000.0)
+    sessions.start("org", Role.ORGANIZER, "", "organizer-digest", now=1000.0)
+    assert sessions.live("k1", 1001.0, "organizer-digest") == (Role.PARTICIPANT, "alice")
+    assert sessions.live("org", 1001.0, "organizer-digest") == (Role.ORGANIZER, "")
+    assert sessions.live("org", 1001.0, "another organizer token") is None
+    assert sessions.live("nobody", 1001.0, "organizer-digest") is None
+    later = 1000.0 + TOUCH_S + 1  # used: its expiry is pushed back
+    assert sessions.live("k1", later, "organizer-digest") is not None
+    assert sessions.live("k1", 1000.0 + IDLE_S + 1, "organizer-digest") is not None
+    assert sessions.live("k2", 1000.0 + IDLE_S + 1, "organizer-digest") is None  # expired
+    new = store.rotate_token("alice")
+    assert sessions.live("k1", later, "organizer-digest") is None  # the old token
+    sessions.rebind("k1", "alice", digest(new))
+    assert sessions.live("k1", later, "organizer-digest") == (Role.PARTICIPANT, "alice")
+    sessions.end("k1")
+    assert sessions.live("k1", later, "organizer-digest") is None

@@ -125,6 +125,7 @@ async def test_a_ladder_plays_whole_meetings_and_rates_them(tmp_path: Path) -> N
     assert shown["games"] == len(landed)
 
 
+@pytest.mark.slow
 async def test_a_new_bot_is_placed_first_and_a_left_bot_retires(tmp_path: Path) -> None:
     db = tmp_path / "ladder.sqlite"
     a, b, c = bot("a@1", seed=1), bot("b@1", seed=2), bot("c@1", "greedy")
@@ -238,6 +239,7 @@ def stored_ids(db: Path) -> list[str]:
         return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_after", [1, 6])
 def test_kill_9_at_any_moment_loses_and_doubles_nothing(tmp_path: Path, kill_after: int
                                                          ) -> None:
@@ -278,6 +280,7 @@ def test_kill_9_at_any_moment_loses_and_doubles_nothing(tmp_path: Path, kill_aft
     assert pids_with_a_deal_twice(log, league_deal) == {}
 
 
+@pytest.mark.slow
 async def test_a_ladder_plays_on_worker_processes_and_takes_new_bots_there(
     tmp_path: Path,
 ) -> None:

@@ -34,6 +34,7 @@ def uploaded(tmp_path: Path) -> tuple[CompetitionConfig, CompetitionStore, Works
     return config, store, workspace, sub
 
 
+@pytest.mark.slow
 async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
         tmp_path: Path) -> None:
     config, store, workspace, sub = uploaded(tmp_path)
@@ -81,3 +82,35 @@ async def test_a_scenario_that_fails_once_runs_again_before_a_rejection(
     assert done.status is Status.ACTIVE
     assert runs == [frozenset(), frozenset({"error-mid-game"})]
     assert "error-mid-game on a second run" in done.output
+
+
+async def test_a_rejection_shows_the_bots_last_stderr_lines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The participant cannot see the server's log files: the rejection's output holds
+    the bot's last stderr lines, and the scenarios it never played fold into one line."""
+    from referee.competition import pipeline
+    from referee.compliance.outcome import BotReport, ScenarioOutcome
+
+    traceback = "Traceback (most recent call last):\n  ...\nKeyError: 'card'"
+
+    async def crashes(spec: object, settings: CheckSettings) -> BotReport:
+        crash = ScenarioOutcome("handshake", "lifecycle", "hello", problem="failed (crash)",
+                                stderr=traceback)
+        unplayed = [ScenarioOutcome(f"s{i}", "decide", "a turn", stderr=traceback,
+                                    problem="not played: the bot failed its handshake")
+                    for i in range(41)]
+        return BotReport("rnd-check", "python random_bot.py", (crash, *unplayed), 1.0)
+
+    monkeypatch.setattr(pipeline, "check_bot", crashes)
+    config, store, workspace, sub = uploaded(tmp_path)
+    done = await pipeline.process(sub, store, config, workspace)
+    assert done.status is Status.REJECTED
+    assert done.output.splitlines() == [
+        "check: 42 of 42 scenarios failed (twice)",
+        "FAIL handshake: failed (crash)",
+        "41 scenarios not played: the bot failed its handshake",
+        "the bot's last lines on stderr (in handshake):",
+        "  | Traceback (most recent call last):",
+        "  |   ...",
+        "  | KeyError: 'card'",
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -135,3 +136,38 @@ def test_something_that_is_no_archive_is_refused_in_one_line(tmp_path: Path) -> 
     assert refused.refusal is Refusal.BAD_UPLOAD
     assert "not a readable tar or zip archive" in refused.message
     assert "\n" not in refused.message
+
+
+def test_the_archives_file_times_are_kept(tmp_path: Path) -> None:
+    """A build's "is it built already?" test compares file times: unpacking keeps them."""
+    old, new = file_info("src/main.go", b"package main"), file_info("build/bot", b"\x7fELF")
+    old[0].mtime, new[0].mtime = 1_600_000_000, 1_700_000_000
+    bad = file_info("odd", b"x")
+    bad[0].mtime = -5  # out of range: the time now
+    src = tarfile.TarInfo("src")
+    src.type, src.mode, src.mtime = tarfile.DIRTYPE, 0o755, 1_500_000_000
+    unpack(tar_with(tmp_path / "a.tar.gz", (src, None), old, new, bad), tmp_path / "t",
+           LIMITS)
+    assert (tmp_path / "t" / "src").stat().st_mtime == 1_500_000_000  # after its file
+    assert (tmp_path / "t" / "src" / "main.go").stat().st_mtime == 1_600_000_000
+    assert (tmp_path / "t" / "build" / "bot").stat().st_mtime == 1_700_000_000
+    assert (tmp_path / "t" / "odd").stat().st_mtime > 1_700_000_000
+    zipped = tmp_path / "a.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("bot.py", (2021, 3, 4, 5, 6, 8)), b"print()")
+    unpack(zipped, tmp_path / "z", LIMITS)
+    assert time.localtime((tmp_path / "z" / "bot.py").stat().st_mtime)[:6] == (
+        2021, 3, 4, 5, 6, 8)
+
+
+def test_a_tar_that_holds_a_jar_is_unpacked_as_a_tar(tmp_path: Path) -> None:
+    """A built Java bot: its tar ends with a jar, a zip whose end record a zip reader
+    finds near the end of the tar."""
+    jar = io.BytesIO()
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("taki/Bot.class", b"\xca\xfe\xba\xbe")
+    tarred = tar_with(tmp_path / "built.tar", file_info("bot", b"#!/bin/sh\n", 0o755),
+                      file_info("build/bot.jar", jar.getvalue()), mode="w")
+    unpack(tarred, tmp_path / "t", LIMITS)
+    assert sorted(p.relative_to(tmp_path / "t").as_posix()
+                  for p in (tmp_path / "t").rglob("*")) == ["bot", "build", "build/bot.jar"]

@@ -6,18 +6,19 @@ import inspect
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from schedules import round_robin
 
 from referee.core.schedule import (
     ScheduledGame,
     block_games,
     derive_seed,
+    league_units,
     rotate,
-    round_robin,
     total_games,
 )
 
@@ -30,17 +31,32 @@ def flatten(blocks: Iterable[list[ScheduledGame]]) -> list[ScheduledGame]:
     return [game for block in blocks for game in block]
 
 
+def blocks(bots: list[str], table_size: int, deals: int, master_seed: int
+           ) -> Iterator[list[ScheduledGame]]:
+    """The league's schedule (its units of one deal each), block by block."""
+    games = (game for unit in league_units(bots, table_size, deals, master_seed, 1)
+             for game in unit.games)
+    for _, block in itertools.groupby(games, key=lambda game: game.block):
+        yield list(block)
+
+
+def test_the_leagues_blocks_are_the_round_robins() -> None:
+    for n, size, deals in ((2, 2, 1), (5, 3, 2), (6, 4, 3)):
+        assert list(blocks(names(n), size, deals, 7)) == list(round_robin(names(n), size,
+                                                                          deals, 7))
+
+
 def test_every_combination_of_bots_is_a_table() -> None:
     bots = names(5)
-    blocks = list(round_robin(bots, 3, 2, master_seed=1))
-    tables = Counter(frozenset(block[0].seats) for block in blocks)
+    schedule = list(blocks(bots, 3, 2, master_seed=1))
+    tables = Counter(frozenset(block[0].seats) for block in schedule)
     assert set(tables) == {frozenset(t) for t in itertools.combinations(bots, 3)}
     assert set(tables.values()) == {2}  # one block per deal
-    assert len(flatten(blocks)) == total_games(5, 3, 2) == math.comb(5, 3) * 2 * 3
+    assert len(flatten(schedule)) == total_games(5, 3, 2) == math.comb(5, 3) * 2 * 3
 
 
 def test_every_bot_sits_in_every_seat_of_each_deal_once() -> None:
-    for block in round_robin(names(6), 4, 3, master_seed=9):
+    for block in blocks(names(6), 4, 3, master_seed=9):
         table = set(block[0].seats)
         assert len(block) == 4
         assert len({g.deal for g in block}) == 1
@@ -54,7 +70,7 @@ def test_every_bot_sits_in_every_seat_of_each_deal_once() -> None:
 
 
 def test_game_ids_are_unique_and_name_their_game() -> None:
-    games = flatten(round_robin(names(5), 2, 3, master_seed=0))
+    games = flatten(blocks(names(5), 2, 3, master_seed=0))
     ids = [g.game_id for g in games]
     assert len(set(ids)) == len(ids)
     first = games[0]
@@ -74,16 +90,16 @@ def test_seeds_are_stable_and_shared_by_every_table() -> None:
     assert all(0 <= s < 2**63 for s in seeds)
 
     by_deal: dict[int, set[int]] = {}
-    for block in round_robin(names(4), 2, 5, master_seed=5):
+    for block in blocks(names(4), 2, 5, master_seed=5):
         by_deal.setdefault(block[0].deal, set()).add(block[0].seed)
     assert all(len(s) == 1 for s in by_deal.values())  # same deal, same cards, any table
     assert by_deal[0] == {derive_seed(5, "deal", 0)}
-    assert list(round_robin(names(4), 2, 5, 5)) == list(round_robin(names(4), 2, 5, 5))
+    assert list(blocks(names(4), 2, 5, 5)) == list(blocks(names(4), 2, 5, 5))
 
 
 def test_schedule_is_lazy() -> None:
-    assert inspect.isgenerator(round_robin(names(200), 10, 1000, master_seed=3))
-    schedule = round_robin(names(200), 10, 1000, master_seed=3)
+    assert inspect.isgenerator(league_units(names(200), 10, 1000, 3, 1))
+    schedule = blocks(names(200), 10, 1000, master_seed=3)
     # C(200, 10) * 1000 blocks could never be built in memory: the first block comes
     # from a generator that has not looked at the rest.
     assert total_games(200, 10, 1000) > 10**19
@@ -96,9 +112,9 @@ def test_schedule_is_lazy() -> None:
 
 def test_bad_table_size_is_refused() -> None:
     with pytest.raises(ValueError, match="table_size"):
-        next(round_robin(names(3), 4, 1, 0))
+        next(league_units(names(3), 4, 1, 0, 1))
     with pytest.raises(ValueError, match="table_size"):
-        next(round_robin(names(3), 1, 1, 0))
+        next(league_units(names(3), 1, 1, 0, 1))
 
 
 def test_rotate() -> None:
@@ -117,7 +133,7 @@ def test_rotate() -> None:
 )
 def test_schedule_properties(n: int, size: int, deals: int, seed: int) -> None:
     size = min(size, n)
-    games = flatten(round_robin(names(n), size, deals, seed))
+    games = flatten(blocks(names(n), size, deals, seed))
     assert len(games) == total_games(n, size, deals)
     assert len({g.game_id for g in games}) == len(games)
     # Each bot plays every deal from every seat the same number of times.

@@ -66,7 +66,8 @@ def test_kit_copies_the_sources_without_build_output(tmp_path: Path,
     kit_module.copy_kit("go", tmp_path / "mine")
     copied = {p.relative_to(tmp_path / "mine").as_posix()
               for p in (tmp_path / "mine").rglob("*")}
-    assert copied == {"bot", "README.md", "go.mod", "main.go", "strategy.go", "protocol.go"}
+    assert copied == {"bot", "README.md", "go.mod", "main.go", "strategy.go", "protocol.go",
+                      "bot.toml", ".submitignore"}
     assert os.access(tmp_path / "mine" / "bot", os.X_OK)
 
 
@@ -149,6 +150,7 @@ def first_use_by_two(kit: Path) -> float:
     return seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("language", KITS)
 def test_kit_builds_once_passes_check_and_plays_200_games(language: str, tmp_path: Path,
                                                           ) -> None:

@@ -163,6 +163,7 @@ def marked_processes(marker: str) -> list[psutil.Process]:
 # ------------------------------------------------------------- a worker dies
 
 
+@pytest.mark.slow
 async def test_a_worker_killed_mid_league(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -241,6 +242,7 @@ def referee(*args: str, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
                 proc.wait()
 
 
+@pytest.mark.slow
 def test_killed_coordinator_resumes(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -271,6 +273,7 @@ def test_killed_coordinator_resumes(
 # --------------------------------------------------- bots a worker cannot start
 
 
+@pytest.mark.slow
 def test_a_bot_missing_on_every_worker_stops_the_league(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -300,6 +303,7 @@ command = "no-such-bot-binary --fast"
     assert count_games(db) == 0
 
 
+@pytest.mark.slow
 async def test_a_bot_missing_on_one_worker_is_played_on_another(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -356,6 +360,7 @@ command = "python bin/bot.py"
     assert len(executor.failures) <= in_flight
 
 
+@pytest.mark.slow
 async def test_no_bot_process_on_a_worker_plays_two_games_of_one_deal(
     tmp_path: Path, cluster: str
 ) -> None:
@@ -381,6 +386,7 @@ command = "{deal_memory_command(log)}"
     assert pids_with_a_deal_twice(log, league_deal) == {}
 
 
+@pytest.mark.slow
 async def test_retries_are_bounded(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -705,6 +711,7 @@ def test_dask_option_without_dask(tmp_path: Path) -> None:
 # ------------------------------------------------------ the bot value on a worker
 
 
+@pytest.mark.slow
 async def test_the_probe_reports_its_sandbox_from_a_dask_worker(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -718,6 +725,7 @@ async def test_the_probe_reports_its_sandbox_from_a_dask_worker(
     check_reports(probe_reports(tmp_path / "logs"), tmp_path / "secret.txt", sandboxed=True)
 
 
+@pytest.mark.slow
 async def test_sandboxed_units_of_a_minute_complete_on_dask(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -745,6 +753,7 @@ command = "{RANDOM} 1"
     assert logs.count("thinks: 12 s") == 5, logs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", [False, True], ids=["plain", "sandbox"])
 def test_a_killed_coordinator_stops_its_units_on_the_workers(
     tmp_path: Path, cluster: str, client: Client, sandbox: bool
@@ -779,6 +788,7 @@ def test_a_killed_coordinator_stops_its_units_on_the_workers(
 # ------------------------------------------------------- an async unit source
 
 
+@pytest.mark.slow
 async def test_units_from_an_async_source_play_on_the_cluster(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:
@@ -803,6 +813,7 @@ async def test_units_from_an_async_source_play_on_the_cluster(
     assert len(asked) == len(units)
 
 
+@pytest.mark.slow
 async def test_a_failing_unit_source_stops_the_coordinator_with_its_error(
     tmp_path: Path, cluster: str, client: Client
 ) -> None:

@@ -15,10 +15,11 @@ from typing import Any
 import attrs
 import pytest
 from jsonout import strict_json
+from schedules import round_robin
 
 from referee.config.errors import SettingsError
 from referee.config.settings import LeagueConfig, load_league
-from referee.core.schedule import DealRun, ScheduledGame, round_robin, total_games
+from referee.core.schedule import DealRun, ScheduledGame, total_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.league import runner
 from referee.league.runner import run_league
@@ -150,6 +151,7 @@ async def test_what_changes_the_games_meaning_is_still_refused(
 # ------------------------------------------------------------------ leagues of series
 
 
+@pytest.mark.slow
 async def test_a_league_of_series_is_rated_by_series(tmp_path: Path) -> None:
     path = tmp_path / "series.toml"
     path.write_text(f"""\
@@ -257,6 +259,7 @@ async def test_growing_never_makes_the_bots_play_a_stored_game_again(
     assert stored(db) == full_schedule(list(grown), then[1])
 
 
+@pytest.mark.slow
 async def test_a_grown_league_resumed_after_a_kill_replays_only_its_own_units(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

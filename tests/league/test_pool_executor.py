@@ -89,6 +89,7 @@ def test_workers_from_the_league_file_and_the_command_line(tmp_path: Path) -> No
     assert bad.returncode == 2 and "[league] workers: must be at least 1" in bad.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_workers_and_their_bots(tmp_path: Path) -> None:
     from test_runner import count_games, league_file, marked_processes, referee, wait_for_games
 

@@ -22,10 +22,11 @@ import pytest
 import trio
 from jsonout import strict_json
 from processes import deal_memory_command, league_deal, pids_with_a_deal_twice
+from schedules import round_robin
 
 from referee.config.settings import load_league
 from referee.core.replay import Replay, verify
-from referee.core.schedule import derive_seed, round_robin
+from referee.core.schedule import derive_seed
 from referee.league.rating_input import rated_games
 from referee.league.runner import (
     MAX_DEALS_PER_UNIT,
@@ -79,6 +80,7 @@ command = "{RANDOM} 2"
     return path
 
 
+@pytest.mark.slow
 async def test_small_league_rates_the_strong_bot_first(tmp_path: Path) -> None:
     config = load_league(league_file(tmp_path, deals=5))
     config = attrs.evolve(config, match=attrs.evolve(config.match,
@@ -245,6 +247,7 @@ def referee(*args: str, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
                 proc.wait()
 
 
+@pytest.mark.slow
 def test_sigkill_loses_only_games_in_flight(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     path = league_file(tmp_path, deals=6, marker=marker)
@@ -434,6 +437,7 @@ def test_league_rating_options(tmp_path: Path) -> None:
         assert strict_json(league.stdout) == {**expected, "seed": 1}
 
 
+@pytest.mark.slow
 async def test_deals_per_process_bounds_what_one_bot_process_plays(tmp_path: Path) -> None:
     starts = tmp_path / "starts"
     counting = tmp_path / "counting_bot.py"
@@ -471,6 +475,7 @@ command = "python {counting}"
 # ------------------------------------------------- no deal memory, same games on resume
 
 
+@pytest.mark.slow
 async def test_no_bot_process_plays_two_games_of_one_deal(tmp_path: Path) -> None:
     log = tmp_path / "pids.log"
     path = league_file(tmp_path, deals=4, extra_bots=f"""\
@@ -511,6 +516,7 @@ def league_results(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_league_killed_and_resumed_stores_what_an_uninterrupted_one_does(
     tmp_path: Path,
 ) -> None:
@@ -616,6 +622,7 @@ def test_a_second_league_run_on_a_database_in_use_stops_at_once(tmp_path: Path) 
     assert "in use by another league run" in second.stderr
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_league_as_ctrl_c_does_and_says_how_to_resume(tmp_path: Path) -> None:
     marker = uuid.uuid4().hex
     path = league_file(tmp_path, deals=20, marker=marker)
@@ -635,6 +642,7 @@ def test_sigterm_stops_a_league_as_ctrl_c_does_and_says_how_to_resume(tmp_path: 
     assert count_games(db) == league_size(load_league(path))
 
 
+@pytest.mark.slow
 async def test_another_program_holding_the_database_costs_no_bot_a_forfeit(
     tmp_path: Path,
 ) -> None:
@@ -666,6 +674,7 @@ async def test_another_program_holding_the_database_costs_no_bot_a_forfeit(
         assert store.forfeit_counts() == {}
 
 
+@pytest.mark.slow
 async def test_a_lock_held_past_the_busy_timeout_stops_the_league_with_no_forfeit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

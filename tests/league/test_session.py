@@ -13,7 +13,7 @@ from referee.league.botcheck import BotCheckError
 from referee.league.dask_executor import DaskExecutor
 from referee.league.pool_executor import PoolExecutor
 from referee.league.runner import LocalExecutor, league_size
-from referee.league.session import ExecutorError, choose_executor, play_league
+from referee.league.session import ExecutorError, choose_executor, league_executor, play_league
 from referee.league.store import ResultStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,15 +31,26 @@ def league(tmp_path: Path, **changes: object) -> LeagueConfig:
 
 def test_the_executor_follows_the_arguments_then_the_file(tmp_path: Path) -> None:
     config = league(tmp_path)
-    assert isinstance(choose_executor(config), LocalExecutor)
-    assert isinstance(choose_executor(config, workers=2), PoolExecutor)
-    assert isinstance(choose_executor(attrs.evolve(config, workers=1)), PoolExecutor)
-    assert isinstance(choose_executor(config, dask="127.0.0.1:1"), DaskExecutor)
+    assert isinstance(league_executor(config), LocalExecutor)
+    assert isinstance(league_executor(config, workers=2), PoolExecutor)
+    assert isinstance(league_executor(attrs.evolve(config, workers=1)), PoolExecutor)
+    assert isinstance(league_executor(config, dask="127.0.0.1:1"), DaskExecutor)
     remote = attrs.evolve(config, bots=(*config.bots, BotSpec("far", None)))
     with pytest.raises(ExecutorError, match="remote bots"):
-        choose_executor(remote, workers=2)
+        league_executor(remote, workers=2)
     with pytest.raises(ExecutorError, match="remote bots"):
-        choose_executor(remote, dask="127.0.0.1:1")
+        league_executor(remote, dask="127.0.0.1:1")
+
+
+def test_the_executor_is_chosen_from_the_values_it_needs() -> None:
+    local = choose_executor(3)
+    assert isinstance(local, LocalExecutor)
+    assert isinstance(choose_executor(3, workers=2), PoolExecutor)
+    assert isinstance(choose_executor(3, workers=2, dask="127.0.0.1:1"), DaskExecutor)
+    with pytest.raises(ExecutorError, match="at least 1"):
+        choose_executor(3, workers=0)
+    with pytest.raises(ExecutorError, match="remote bots"):
+        choose_executor(3, workers=2, remote=True)
 
 
 async def test_a_league_is_played_once_and_its_seed_is_told(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def test_exit_codes() -> None:
     assert (EXIT_H1, EXIT_H0, EXIT_CAP) == (0, 1, 3)
 
 
+@pytest.mark.slow
 def test_greedy_beats_random(tmp_path: Path) -> None:
     code, out = sprt(tmp_path, f"greedy={GREEDY}", f"random={RANDOM} 1",
                      "--elo0", "0", "--elo1", "50", "--max-games", "200", "--seed", "1")
@@ -56,6 +57,7 @@ def test_greedy_beats_random(tmp_path: Path) -> None:
     assert out["forfeits"] == {}
 
 
+@pytest.mark.slow
 def test_random_is_not_stronger_than_greedy(tmp_path: Path) -> None:
     code, out = sprt(tmp_path, f"random={RANDOM} 1", f"greedy={GREEDY}",
                      "--elo0", "0", "--elo1", "50", "--max-games", "200", "--seed", "1")
@@ -64,6 +66,7 @@ def test_random_is_not_stronger_than_greedy(tmp_path: Path) -> None:
     assert out["llr"] <= out["bounds"][0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_against_random_never_accepts_h1(tmp_path: Path, seed: int) -> None:
     code, out = sprt(tmp_path, f"{RANDOM} 1", f"{RANDOM} 2",
@@ -75,6 +78,7 @@ def test_random_against_random_never_accepts_h1(tmp_path: Path, seed: int) -> No
     assert out["games"] <= 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("concurrency", [1, 2])
 def test_no_bot_process_plays_both_games_of_a_pair(tmp_path: Path, concurrency: int) -> None:
     log = tmp_path / "pids.log"
@@ -172,6 +176,7 @@ def test_a_broken_baseline_is_not_a_verdict(tmp_path: Path) -> None:
     assert out["forfeits"] == {"old": {"crash": out["games"]}}
 
 
+@pytest.mark.slow
 def test_a_remote_baseline_that_never_joins_is_not_a_verdict(tmp_path: Path) -> None:
     # Each game would forfeit OLD at once after the first join timeout: H1 within
     # seconds. The run waits for it once, then stops as the bot check does.
@@ -185,6 +190,7 @@ def test_a_remote_baseline_that_never_joins_is_not_a_verdict(tmp_path: Path) -> 
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_remote_baseline_that_joins_late_is_waited_for(tmp_path: Path) -> None:
     tokens = tmp_path / "tokens"
     referee = subprocess.Popen(

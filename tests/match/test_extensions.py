@@ -58,6 +58,7 @@ async def play(bots: Sequence[BotSpec], tmp_path: Path, time: TimeControl,
 # ------------------------------------------------------------------ requests
 
 
+@pytest.mark.slow
 async def test_a_starved_bot_is_waited_for_under_the_wall_basis(tmp_path: Path) -> None:
     """An honest bot that computes half its limit beside eight busy loops per CPU gets
     too little of a CPU to answer in wall time: its wait is extended by the time it was
@@ -73,6 +74,7 @@ async def test_a_starved_bot_is_waited_for_under_the_wall_basis(tmp_path: Path) 
     assert seats["hostile"].time.max is not None and seats["hostile"].time.max <= 105
 
 
+@pytest.mark.slow
 async def test_a_sleeping_bot_gets_no_extension(tmp_path: Path) -> None:
     """A bot that sleeps past its limit on a loaded machine is not runnable, so never
     starved: its wait is not extended and it forfeits at its deadline."""
@@ -88,6 +90,7 @@ async def test_a_sleeping_bot_gets_no_extension(tmp_path: Path) -> None:
 # ------------------------------------------------------------------- start-up
 
 
+@pytest.mark.slow
 async def test_a_bot_starved_during_its_start_is_waited_for(tmp_path: Path) -> None:
     """A bot that computes at its start (150 ms of CPU time, startup_ms 300) beside
     eight busy loops per CPU cannot answer hello in wall time: its start is extended,
@@ -100,6 +103,7 @@ async def test_a_bot_starved_during_its_start_is_waited_for(tmp_path: Path) -> N
     assert {s.bot: s.forfeit for s in outcome.seats} == {"hostile": None, "random": None}
 
 
+@pytest.mark.slow
 async def test_a_start_starved_up_to_its_cap_voids_the_game(tmp_path: Path) -> None:
     """With no extension allowed (starved_cap 1), a start the machine starved is an
     infrastructure fault: the game is voided, never forfeited."""
@@ -113,6 +117,7 @@ async def test_a_start_starved_up_to_its_cap_voids_the_game(tmp_path: Path) -> N
     assert event.detail.startswith("no hello within the startup time of 300 ms")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["nice", "fork"])
 async def test_a_bot_that_starves_its_own_start_buys_nothing(tmp_path: Path, how: str) -> None:
     """A bot that lowers its priority at its start, or forks busy loops that take the

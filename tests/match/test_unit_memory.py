@@ -21,7 +21,7 @@ from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.schedule import match_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.match.unit import play_unit
-from referee.shell.memory import MemoryOpener
+from referee.testing import MemoryOpener
 
 #: What a spec needs to name a bot; the opener never runs it.
 UNUSED = BotCommand(("unused",))

@@ -49,6 +49,7 @@ async def play(bots: Sequence[BotSpec], tmp_path: Path, time: TimeControl,
         return await play_unit(match_games([b.name for b in bots], 1, 1), bots, config)
 
 
+@pytest.mark.slow
 async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Path) -> None:
     """An honest bot that the machine starves of CPU until its wait's cap (here the
     deadline itself: starved_cap 1) times out: the game is voided and played again by
@@ -74,6 +75,7 @@ async def test_a_starved_bot_gets_its_game_voided_and_played_again(tmp_path: Pat
     assert len(logs) == 2
 
 
+@pytest.mark.slow
 async def test_a_bot_that_lowers_its_own_priority_buys_no_void(tmp_path: Path) -> None:
     """A bot that yields the CPU to everyone (nice 19) and times out chose to."""
     time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=30_000)
@@ -124,6 +126,7 @@ async def test_the_cpu_basis_charges_cpu_time_not_waiting(tmp_path: Path) -> Non
     assert seats["hostile"].time.max is not None and seats["hostile"].time.max < 100
 
 
+@pytest.mark.slow
 async def test_the_cpu_basis_waits_for_a_starved_bot_instead_of_voiding(
     tmp_path: Path,
 ) -> None:
@@ -140,6 +143,7 @@ async def test_the_cpu_basis_waits_for_a_starved_bot_instead_of_voiding(
     assert seats["hostile"].time.max is not None and seats["hostile"].time.max <= 55
 
 
+@pytest.mark.slow
 async def test_a_starved_bot_that_overruns_its_cpu_time_forfeits(tmp_path: Path) -> None:
     """Waited for past its wall-time cap because the machine starved it, a bot that
     then uses more CPU time than it has forfeits: the void the starvation would have

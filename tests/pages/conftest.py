@@ -18,7 +18,7 @@ async def served(tmp_path: Path, nursery: trio.Nursery,
                  monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Served]:
     monkeypatch.setattr(site, "REFRESH_S", 0.0)  # every request reads the newest games
     monkeypatch.setattr(site, "STALE_S", 0.0)  # and waits for its page of them
-    yield await served_factory(tmp_path, nursery)()
+    yield await served_factory(tmp_path, nursery, monkeypatch)()
 
 
 @pytest.fixture

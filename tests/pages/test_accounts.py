@@ -156,6 +156,12 @@ async def test_a_rejected_submission_shows_its_step_and_output_escaped(
     assert "rejected at its build" in page.text
     assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page.text
     assert "<script>alert(3)" not in page.text
+    boss = browsers.new()  # the organizer sees why too
+    await sign_in(boss, served.organizer)
+    page = await boss.get("/organizer")
+    assert "at its build<details><summary>output</summary>" in page.text
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page.text
+    assert "<script>alert(3)" not in page.text
 
 
 async def test_rotating_the_token_shows_the_new_one_once_and_ends_the_old_one(

@@ -12,12 +12,8 @@ from served import Served
 
 from referee.competition.finals import FinalStanding
 from referee.competition.finals_plan import FinalsPlan
-from referee.server.finals_link import (
-    FinalsPhase,
-    FinalsProgress,
-    finals_folder,
-    run_finals_link,
-)
+from referee.competition.planned_finals import FinalsPhase, FinalsProgress, finals_folder
+from referee.server.finals_link import run_finals_link
 
 
 async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -115,17 +116,20 @@ async def test_rotating_from_the_page_keeps_only_the_session_that_rotated(
 async def test_the_sessions_database_is_never_used_on_the_trio_thread(
         served: Served, browsers: Browsers, monkeypatch: pytest.MonkeyPatch) -> None:
     used: list[bool] = []
-    connect = sqlite3.connect
+    table = served.state.store.sessions
 
-    def watched(*args: object, **kwargs: object) -> sqlite3.Connection:
-        try:
-            trio.lowlevel.current_task()
-            used.append(True)
-        except RuntimeError:  # not in the Trio thread
-            used.append(False)
-        return connect(*args, **kwargs)  # type: ignore[arg-type]
+    def watch(method: Callable[..., object]) -> Callable[..., object]:
+        def watched(*args: object) -> object:
+            try:
+                trio.lowlevel.current_task()
+                used.append(True)
+            except RuntimeError:  # not in the Trio thread
+                used.append(False)
+            return method(*args)
+        return watched
 
-    monkeypatch.setattr(sessions.sqlite3, "connect", watched)
+    for name in ("start", "live", "end", "rebind"):
+        monkeypatch.setattr(table, name, watch(getattr(table, name)))
     alice = browsers.new()
     await sign_in(alice, served.tokens["alice"])
     page = await alice.get("/me")

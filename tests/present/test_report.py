@@ -22,8 +22,8 @@ from referee.core.fairness import Blame, InfraEvent, WaitFigures
 from referee.core.time_use import TimeUse
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.present.report import load_report, rating_history, render_report, write_report
-from referee.present.report_tables import crosstable, games_table, replay_link
-from referee.ratings.elo import GameResult, fit_elo
+from referee.present.report_tables import _href, crosstable, games_table, locate_replay
+from referee.ratings.elo import RatedGame, fit_elo
 from referee.ratings.leaderboard import rate
 from referee.rules import Rules
 
@@ -62,8 +62,8 @@ def small_db(path: Path, replays: list[str | None] | None = None) -> Path:
 
 
 def test_history_refits_growing_prefixes() -> None:
-    games = [GameResult({"a": 1, "b": 2}), GameResult({"b": 1, "c": 2}),
-             GameResult({"a": 1, "c": 2}), GameResult({"c": 1, "a": 2})] * 10
+    games = [RatedGame({"a": 1, "b": 2}), RatedGame({"b": 1, "c": 2}),
+             RatedGame({"a": 1, "c": 2}), RatedGame({"c": 1, "a": 2})] * 10
     sizes, history = rating_history(games, points=20)
     assert sizes == [2 * i for i in range(1, 21)]
     assert set(history) == {"a", "b", "c"}
@@ -74,15 +74,15 @@ def test_history_refits_growing_prefixes() -> None:
 
 
 def test_history_of_multiplayer_tables_ends_at_the_leaderboard() -> None:
-    games = [GameResult({"a": 1, "b": 2, "c": 3}), GameResult({"c": 1, "a": 2, "b": 3}),
-             GameResult({"b": 1, "a": 2, "c": 3})] * 4
+    games = [RatedGame({"a": 1, "b": 2, "c": 3}), RatedGame({"c": 1, "a": 2, "b": 3}),
+             RatedGame({"b": 1, "a": 2, "c": 3})] * 4
     _, history = rating_history(games, points=4)
     final = {bot.name: bot.elo for bot in rate(games, resamples=0).bots}
     assert {name: series[-1] for name, series in history.items()} == pytest.approx(final)
 
 
 def test_history_starts_each_bot_at_its_first_game() -> None:
-    games = [GameResult({"a": 1, "b": 2})] * 3 + [GameResult({"a": 1, "c": 2})] * 3
+    games = [RatedGame({"a": 1, "b": 2})] * 3 + [RatedGame({"a": 1, "c": 2})] * 3
     sizes, history = rating_history(games, points=6)
     assert sizes == [1, 2, 3, 4, 5, 6]
     assert history["c"][:3] == [None, None, None]
@@ -90,7 +90,7 @@ def test_history_starts_each_bot_at_its_first_game() -> None:
 
 
 def test_history_with_fewer_games_than_points() -> None:
-    sizes, _ = rating_history([GameResult({"a": 1, "b": 2})] * 3, points=20)
+    sizes, _ = rating_history([RatedGame({"a": 1, "b": 2})] * 3, points=20)
     assert sizes == [1, 2, 3]
     assert rating_history([], points=20) == ([], {})
 
@@ -102,13 +102,16 @@ def test_replay_links_are_relative_to_the_page(tmp_path: Path, monkeypatch: Any)
     out = tmp_path / "site" / "reports"
     out.mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
+
+    def link(stored: str) -> str:
+        return _href(locate_replay(stored, db), out)
+
     # Stored relative to the directory the league ran in, absolute, or next to the database.
-    assert replay_link("league/replays/g 1.json", db, out) == "../../league/replays/g%201.json"
-    absolute = str(tmp_path / "league" / "replays" / "g 1.json")
-    assert replay_link(absolute, db, out) == "../../league/replays/g%201.json"
+    assert link("league/replays/g 1.json") == "../../league/replays/g%201.json"
+    assert link(str(tmp_path / "league" / "replays" / "g 1.json")) == (
+        "../../league/replays/g%201.json")
     monkeypatch.chdir(out)
-    assert replay_link("replays/g 1.json", db, out) == "../../league/replays/g%201.json"
-    assert replay_link(None, db, out) is None
+    assert link("replays/g 1.json") == "../../league/replays/g%201.json"
 
 
 def test_the_page_shows_every_part(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from referee.ratings.elo import (
     ELO_PER_NAT,
-    GameResult,
+    RatedGame,
     elo_to_score,
     fit_elo,
     likelihood_of_superiority,
@@ -25,12 +25,12 @@ ELO_75 = 400.0 * math.log10(3.0)  # 190.848...
 
 def heads_up(
     winner: str, loser: str, n: int = 1, block: str | int | None = None
-) -> list[GameResult]:
-    return [GameResult({winner: 1, loser: 2}, block=block) for _ in range(n)]
+) -> list[RatedGame]:
+    return [RatedGame({winner: 1, loser: 2}, block=block) for _ in range(n)]
 
 
-def draws(a: str, b: str, n: int = 1) -> list[GameResult]:
-    return [GameResult({a: 1, b: 1}) for _ in range(n)]
+def draws(a: str, b: str, n: int = 1) -> list[RatedGame]:
+    return [RatedGame({a: 1, b: 1}) for _ in range(n)]
 
 
 def sample_order(rng: random.Random, players: Sequence[str], elo: dict[str, float]) -> list[str]:
@@ -46,7 +46,7 @@ def sample_order(rng: random.Random, players: Sequence[str], elo: dict[str, floa
     return order
 
 
-def simulated_league(elo: dict[str, float], blocks: int, seats: int, seed: int) -> list[GameResult]:
+def simulated_league(elo: dict[str, float], blocks: int, seats: int, seed: int) -> list[RatedGame]:
     """Duplicate blocks of ``seats`` games each, on ``seats`` players drawn per block."""
     rng = random.Random(seed)
     names = sorted(elo)
@@ -55,7 +55,7 @@ def simulated_league(elo: dict[str, float], blocks: int, seats: int, seed: int) 
         players = rng.sample(names, seats)
         for _ in range(seats):
             order = sample_order(rng, players, elo)
-            games.append(GameResult({p: k + 1 for k, p in enumerate(order)}, block=b))
+            games.append(RatedGame({p: k + 1 for k, p in enumerate(order)}, block=b))
     return games
 
 
@@ -170,7 +170,7 @@ def test_fit_does_not_depend_on_game_order() -> None:
 
 
 def test_multiplayer_game_decomposes_into_pairs() -> None:
-    multi = [GameResult({"A": 1, "B": 2, "C": 3}), GameResult({"C": 1, "A": 2, "B": 3})]
+    multi = [RatedGame({"A": 1, "B": 2, "C": 3}), RatedGame({"C": 1, "A": 2, "B": 3})]
     pairs = heads_up("A", "B") + heads_up("A", "C") + heads_up("B", "C")
     pairs += heads_up("C", "A") + heads_up("C", "B") + heads_up("A", "B")
     assert fit_elo(multi) == pytest.approx(fit_elo(pairs))
@@ -181,7 +181,7 @@ def test_multiplayer_game_decomposes_into_pairs() -> None:
 
 
 def test_shared_place_is_a_draw_between_the_tied_bots() -> None:
-    report = rate([GameResult({"A": 1, "B": 1, "C": 3})], resamples=0)
+    report = rate([RatedGame({"A": 1, "B": 1, "C": 3})], resamples=0)
     assert report.crosstable["A"]["B"] == PairRecord(wins=0, draws=1, losses=0)
     assert report.crosstable["C"]["A"] == PairRecord(wins=0, draws=0, losses=1)
     assert report.bot("A").elo == pytest.approx(report.bot("B").elo)
@@ -190,7 +190,7 @@ def test_shared_place_is_a_draw_between_the_tied_bots() -> None:
 
 def test_crosstable_score_games_and_los() -> None:
     games = heads_up("A", "B", 6) + heads_up("B", "A", 2) + draws("A", "B", 2)
-    games += [*heads_up("A", "C", 3), GameResult({"A": 1, "B": 2, "C": 2})]
+    games += [*heads_up("A", "C", 3), RatedGame({"A": 1, "B": 2, "C": 2})]
     report = rate(games, resamples=0)
     ab = report.crosstable["A"]["B"]
     assert (ab.wins, ab.draws, ab.losses, ab.games) == (7, 2, 2, 11)
@@ -249,7 +249,7 @@ def test_strong_bot_against_weak_ones_heads_up() -> None:
         weak = rng.choice(["w1", "w2", "w3"])
         for _ in range(2):  # a duplicate pair
             order = sample_order(rng, ["strong", weak], truth)
-            games.append(GameResult({order[0]: 1, order[1]: 2}, block=b))
+            games.append(RatedGame({order[0]: 1, order[1]: 2}, block=b))
     report = rate(games, resamples=100, seed=3)
     assert report.names[0] == "strong"
     true = centred(truth)  # on the report's scale the mean is 1500
@@ -286,7 +286,7 @@ def test_balanced_round_robin_orders_by_score(
         for j in range(i + 1, n_bots):
             for _ in range(per_pair):
                 outcome = data.draw(st.sampled_from([(1, 2), (1, 1), (2, 1)]))
-                games.append(GameResult({names[i]: outcome[0], names[j]: outcome[1]}))
+                games.append(RatedGame({names[i]: outcome[0], names[j]: outcome[1]}))
     report = rate(games, resamples=0)
     bots = list(report.bots)
     assert sum(b.elo for b in bots) / n_bots == pytest.approx(1500.0)
@@ -378,18 +378,18 @@ def test_bootstrap_of_a_ten_bot_league_uses_every_resample() -> None:
 
 def test_game_result_validation() -> None:
     with pytest.raises(ValueError):
-        GameResult({"A": 1})
+        RatedGame({"A": 1})
     with pytest.raises(ValueError):
-        GameResult({"A": 1, "B": 0})
+        RatedGame({"A": 1, "B": 0})
     with pytest.raises(ValueError):
-        GameResult({"A": 1, "": 2})
+        RatedGame({"A": 1, "": 2})
     with pytest.raises(ValueError):
-        GameResult({"A": 1, "B": True})
+        RatedGame({"A": 1, "B": True})
     places = {"A": 1, "B": 2}
-    game = GameResult(places)
+    game = RatedGame(places)
     places["A"] = 3
     assert game.places["A"] == 1  # a copy is kept
-    assert game == GameResult({"B": 2, "A": 1})
+    assert game == RatedGame({"B": 2, "A": 1})
     hash(game)
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from referee.ratings.elo import GameResult, fit_elo
+from referee.ratings.elo import RatedGame, fit_elo
 from referee.ratings.leaderboard import MULTIPLAYER_MODEL, RATING_MODELS, default_model, rate
 from referee.ratings.plackett_luce import fit_plackett_luce
 
-HEADS_UP = [GameResult({"a": 1, "b": 2}), GameResult({"b": 1, "c": 2}),
-            GameResult({"c": 1, "a": 2}), GameResult({"a": 1, "c": 1})] * 3
-TABLES = [GameResult({"a": 1, "b": 2, "c": 3}), GameResult({"c": 1, "a": 2, "b": 3}),
-          GameResult({"b": 1, "a": 2, "c": 2})] * 3
+HEADS_UP = [RatedGame({"a": 1, "b": 2}), RatedGame({"b": 1, "c": 2}),
+            RatedGame({"c": 1, "a": 2}), RatedGame({"a": 1, "c": 1})] * 3
+TABLES = [RatedGame({"a": 1, "b": 2, "c": 3}), RatedGame({"c": 1, "a": 2, "b": 3}),
+          RatedGame({"b": 1, "a": 2, "c": 2})] * 3
 
 
 def test_the_default_model_follows_the_table_size() -> None:

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from referee.ratings.elo import ELO_PER_NAT, GameResult, fit_elo
+from referee.ratings.elo import ELO_PER_NAT, RatedGame, fit_elo
 from referee.ratings.leaderboard import rate
 from referee.ratings.plackett_luce import fit_plackett_luce
 
@@ -22,24 +22,24 @@ def ranked(rng: random.Random, players: list[str]) -> dict[str, int]:
     return {p: k + 1 for k, p in enumerate(sorted(players, key=score.__getitem__, reverse=True))}
 
 
-def league(blocks: int, seats: int, seed: int) -> list[GameResult]:
+def league(blocks: int, seats: int, seed: int) -> list[RatedGame]:
     rng = random.Random(seed)
     names = sorted(TRUE_ELO)
     games = []
     for block in range(blocks):
         players = rng.sample(names, seats)
-        games.extend(GameResult(ranked(rng, players), block=block) for _ in range(seats))
+        games.extend(RatedGame(ranked(rng, players), block=block) for _ in range(seats))
     return games
 
 
-def heads_up_league(seed: int) -> list[GameResult]:
+def heads_up_league(seed: int) -> list[RatedGame]:
     """Heads-up games on random pairs, one in ten a draw."""
     rng = random.Random(seed)
     games = []
     for k in range(400):
         a, b = rng.sample(sorted(TRUE_ELO), 2)
         places = {a: 1, b: 1} if rng.random() < 0.1 else ranked(rng, [a, b])
-        games.append(GameResult(places, block=k // 2))
+        games.append(RatedGame(places, block=k // 2))
     return games
 
 
@@ -72,22 +72,22 @@ def test_is_the_bradley_terry_fit_on_heads_up_tables() -> None:
 def test_uses_the_whole_ranking_not_its_pairs() -> None:
     # a beats b and c beats d in four-player games where the pairs tell nothing apart:
     # the two models weigh first and last places differently.
-    games = [GameResult({"a": 1, "b": 2, "c": 3, "d": 4}),
-             GameResult({"c": 1, "d": 2, "a": 3, "b": 4})] * 3
+    games = [RatedGame({"a": 1, "b": 2, "c": 3, "d": 4}),
+             RatedGame({"c": 1, "d": 2, "a": 3, "b": 4})] * 3
     assert fit_plackett_luce(games) != pytest.approx(fit_elo(games), abs=1.0)
 
 
 def test_a_tie_is_the_average_of_the_orders_it_allows() -> None:
     # Twice "a and b share first place" weighs as "a before b" once and "b before a" once.
-    tie = [GameResult({"a": 1, "b": 1, "c": 3, "d": 4})] * 2
-    orders = [GameResult({"a": 1, "b": 2, "c": 3, "d": 4}),
-              GameResult({"b": 1, "a": 2, "c": 3, "d": 4})]
-    extra = [GameResult({"d": 1, "c": 2, "b": 3, "a": 4})]
+    tie = [RatedGame({"a": 1, "b": 1, "c": 3, "d": 4})] * 2
+    orders = [RatedGame({"a": 1, "b": 2, "c": 3, "d": 4}),
+              RatedGame({"b": 1, "a": 2, "c": 3, "d": 4})]
+    extra = [RatedGame({"d": 1, "c": 2, "b": 3, "a": 4})]
     assert fit_plackett_luce(tie + extra) == pytest.approx(fit_plackett_luce(orders + extra))
     # So is a tie at the bottom, of three of four players.
-    bottom = [GameResult({"a": 1, "b": 2, "c": 2, "d": 2})] * 6
+    bottom = [RatedGame({"a": 1, "b": 2, "c": 2, "d": 2})] * 6
     permutations = [
-        GameResult({"a": 1, **{p: k + 2 for k, p in enumerate(order)}})
+        RatedGame({"a": 1, **{p: k + 2 for k, p in enumerate(order)}})
         for order in (("b", "c", "d"), ("b", "d", "c"), ("c", "b", "d"), ("c", "d", "b"),
                       ("d", "b", "c"), ("d", "c", "b"))
     ]
@@ -96,10 +96,10 @@ def test_a_tie_is_the_average_of_the_orders_it_allows() -> None:
 
 
 def test_tied_bots_share_a_rating() -> None:
-    elo = fit_plackett_luce([GameResult({"a": 1, "b": 1, "c": 1})] * 5)
+    elo = fit_plackett_luce([RatedGame({"a": 1, "b": 1, "c": 1})] * 5)
     assert elo == pytest.approx({"a": 1500.0, "b": 1500.0, "c": 1500.0})
-    elo = fit_plackett_luce([GameResult({"a": 1, "b": 2, "c": 2}),
-                             GameResult({"b": 1, "c": 1, "a": 3})] * 4, prior=0)
+    elo = fit_plackett_luce([RatedGame({"a": 1, "b": 2, "c": 2}),
+                             RatedGame({"b": 1, "c": 1, "a": 3})] * 4, prior=0)
     assert elo["b"] == pytest.approx(elo["c"])
 
 
@@ -108,7 +108,7 @@ def test_a_bot_that_always_wins_or_loses_stays_finite() -> None:
     games = []
     for k in range(60):
         middle = rng.sample(["b", "c", "d"], 3)
-        games.append(GameResult({"top": 1, **{p: i + 2 for i, p in enumerate(middle)},
+        games.append(RatedGame({"top": 1, **{p: i + 2 for i, p in enumerate(middle)},
                                  "bottom": 5}, block=k))
     elo = fit_plackett_luce(games)
     assert all(math.isfinite(e) for e in elo.values())

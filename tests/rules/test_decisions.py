@@ -1,4 +1,4 @@
-"""The project's decisions D1-D19 (RULES.md), for cases no ruling settles.
+"""The project's decisions D1-D20 (RULES.md), for cases no ruling settles.
 Each test runs once per color (the ``palette`` fixture, tests/rules/palette.py): the
 cards it names as red are played as red, green, blue and yellow in turn.
 """
@@ -286,3 +286,30 @@ def test_d07_a_crazy_card_skips_a_forfeited_seat():
     assert game.sizes == [1 + 4, 1, 3, 0]
     assert "green:1" in hand(game, 0)
     assert any(e[:4] == ("draw", 0, 4, "last_card") for e in game.events)
+
+
+def test_d06_a_king_reaching_stage_one_needs_a_declaration():
+    # The King empties the hand at stage 2: no free action (R24), stage 1's card, and
+    # the turn ends with it.
+    rules = Rules(pyramid=True)
+    for declared, size in ((False, 1 + 4), (True, 1)):
+        game = position(hands=[["king"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
+        game.stages = [2, 8]
+        game.apply(play("king"), last_card=declared)
+        assert game.stages[0] == 1 and game.sizes[0] == size
+        assert game.phase == PLAY and game.turn == 1
+
+
+def test_d20_own_turn_breaker_as_last_card_in_the_pyramid_passes_the_stage_then_draws():
+    rules = Rules(pyramid=True)
+    game = position(hands=[["+3_breaker"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
+    game.stages = [2, 8]
+    game.apply(play("+3_breaker"))  # no declaration: four cards are no "last card"
+    assert game.stages[0] == 1 and game.sizes[0] == 1 + 3
+    assert [e[3] for e in game.events if e[0] == "draw" and e[1] == 0] == ["stage", "breaker"]
+    assert game.phase == PLAY and game.turn == 1 and not game.is_over
+    # At stage 1 the emptied hand wins, and nothing is drawn (D5).
+    game = position(hands=[["+3_breaker"], ["blue:9", "blue:4"]], lead="red:3", rules=rules)
+    game.stages = [1, 8]
+    game.apply(play("+3_breaker"))
+    assert game.is_over and game.winner == 0 and game.sizes[0] == 0

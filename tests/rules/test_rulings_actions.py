@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from palette import P, change_color, kinds, play, position
 
+from referee.rules import Rules, cards
 from referee.rules import actions as A
-from referee.rules import cards
 from referee.rules.phases import KING, PLAY, RUN
 
 pytestmark = pytest.mark.usefixtures("palette")
@@ -300,3 +300,10 @@ def test_r15_king_free_action_any_card_and_keeps_color():
     assert game.color == P.RED
     game.apply(play("green:9"), last_card=True)
     assert game.color == P.GREEN and game.turn == 1
+
+
+def test_r13_a_crazy_card_is_transparent_and_leaves_the_run_open():
+    game = position(hands=[["red:1", "red:5"], ["crazy", "blue:9"], ["green:1", "green:4"]],
+                    lead="red:3", open_run="red", turn=1, rules=Rules(crazy_card=True))
+    game.apply(play("crazy"))
+    assert game.open_run == P.RED and game.turn == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from palette import P, play, position
 
-from referee.rules import Rules, cards
+from referee.rules import Rules, cards, view
 from referee.rules import actions as A
 from referee.rules.formats import Series, SeriesRules, penalty_points
 from referee.rules.phases import PLAY, REACT
@@ -78,6 +78,15 @@ def test_r23_forfeit_ranks_last_and_returns_the_hand():
     game.forfeit(2, "crash")
     assert game.is_over and game.winner == 0 and game.result().reason == "last_standing"
     assert game.result().places == (1, 3, 2)  # the earlier forfeit ranks lower
+
+
+def test_r23_a_forfeited_seat_shows_a_hand_size_of_zero_in_every_view():
+    game = position(hands=[["red:5", "red:6"], ["blue:9", "king"], ["green:4", "red:9"]],
+                    lead="red:3")
+    game.forfeit(1, "timeout", "late")
+    for seat in (0, 2):
+        seen = view(game, seat)
+        assert seen["hand_sizes"] == [2, 0, 2] and seen["active"] == [True, False, True]
 
 
 def test_r23_forfeit_in_a_run_ends_it_closed_and_chain_passes():

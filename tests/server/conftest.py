@@ -11,8 +11,9 @@ from served import Factory, Served, served_factory
 
 
 @pytest.fixture
-def make_server(tmp_path: Path, nursery: trio.Nursery) -> Factory:
-    return served_factory(tmp_path, nursery)
+def make_server(tmp_path: Path, nursery: trio.Nursery,
+                monkeypatch: pytest.MonkeyPatch) -> Factory:
+    return served_factory(tmp_path, nursery, monkeypatch)
 
 
 @pytest.fixture

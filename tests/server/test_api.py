@@ -1,13 +1,18 @@
-"""The HTTP API in process: uploads that pass, and every way a request is refused."""
+"""The HTTP API in process: uploads that pass, and every way a request is refused. The
+uploads are checked by the check's stand-in (tests/served.py), but for the two tests
+that say the check is real."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from served import Served, bot_folder, targz
+import pytest
+from served import Factory, Served, bot_folder, targz
 
 
-async def test_an_upload_is_built_checked_and_enters_as_name_at_1(served: Served) -> None:
+async def test_an_upload_is_built_checked_and_enters_as_name_at_1(make_server: Factory
+                                                                    ) -> None:
+    served: Served = await make_server(real_check=True)
     body = targz(bot_folder(served.tmp / "bot", "rnd"))
     answer = await served.upload("alice", body)
     assert answer.status_code == 202, answer.text
@@ -120,12 +125,15 @@ async def test_a_flood_of_submissions_is_refused_with_429(make_server: object) -
 
     served: Served = await make_server(submissions=SubmissionSection(  # type: ignore[operator]
         per_day=3, max_pending=2))
+    assert served.checks is not None
+    served.checks.hold()
     body = targz(bot_folder(served.tmp / "bot", "flood"))
     codes = [(await served.upload("alice", body)).status_code for _ in range(6)]
     assert codes[:2] == [202, 202]
     assert set(codes[2:]) == {429}
     answer = await served.upload("alice", body)
     assert "waiting for their check" in answer.json()["error"]
+    served.checks.release()
     for sub in served.state.store.submissions("alice"):
         await served.settled("alice", sub.id)
     assert (await served.upload("alice", body)).status_code == 202  # the third of the day
@@ -137,7 +145,10 @@ async def test_a_flood_of_submissions_is_refused_with_429(make_server: object) -
             ).status_code == 202
 
 
-async def test_a_bot_that_fails_its_check_is_rejected_with_the_output(served: Served) -> None:
+@pytest.mark.slow
+async def test_a_bot_that_fails_its_check_is_rejected_with_the_output(make_server: Factory
+                                                                      ) -> None:
+    served: Served = await make_server(real_check=True)
     folder = bot_folder(served.tmp / "bot", "silent", command="python silent.py",
                         extra={"silent.py": "import sys\nsys.stdin.read()\n"})
     sub = (await served.upload("alice", targz(folder))).json()["submission"]

@@ -1,5 +1,6 @@
 """Builds in the sandbox: a build that loops, forks or fills its disk is stopped and the
-submission rejected with a reason, and the next upload passes as if nothing happened."""
+submission rejected with a reason, and the next upload passes as if nothing happened.
+Every build here runs in the sandbox and every upload is checked for real (slow)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from served import REPO, Factory, Served, bot_folder, targz
 
 from referee.competition.config import SandboxSection
 
+pytestmark = pytest.mark.slow
+
 HOSTILE_BUILDS = {
     "loops": ("while :; do :; done", "stopped after 3 s"),
     "forks": ("bomb() { bomb | bomb & }; bomb; sleep 100", "stopped after 3 s"),
@@ -24,8 +27,14 @@ HOSTILE_BUILDS = {
 
 
 @pytest.fixture
+async def served(make_server: Factory) -> Served:
+    checked: Served = await make_server(real_check=True)
+    return checked
+
+
+@pytest.fixture
 async def strict(make_server: Factory) -> Served:
-    served: Served = await make_server(sandbox=SandboxSection(
+    served: Served = await make_server(real_check=True, sandbox=SandboxSection(
         build_seconds=3, build_disk_mb=16, build_pids=32, build_memory_mb=256))
     return served
 

@@ -41,6 +41,7 @@ def _descends_from(pid: int, ancestor: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 async def test_the_ladder_plays_submitted_bots_on_a_dask_cluster(
         served: Served, cluster: tuple[str, int]) -> None:
     address, cluster_pid = cluster

@@ -154,6 +154,7 @@ def c_bot(where: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_three_participants_upload_python_js_and_c_bots_and_the_ladder_plays(
         organizer: Path) -> None:
     tokens = {name: add_participant(organizer, name) for name in ("alice", "bob", "carol")}
@@ -223,6 +224,7 @@ def test_serve_refuses_to_start_without_bwrap(organizer: Path, tmp_path: Path) -
     assert "bwrap is not installed" in lines[0]
 
 
+@pytest.mark.slow
 def test_a_server_killed_during_a_build_builds_it_again_at_the_next_start(
         organizer: Path) -> None:
     token = add_participant(organizer, "alice")
@@ -315,6 +317,7 @@ class DroppingRelay:
             pass
 
 
+@pytest.mark.slow
 def test_an_upload_retried_after_the_server_was_killed_before_answering_is_stored_once(
         organizer: Path) -> None:
     token = add_participant(organizer, "alice")

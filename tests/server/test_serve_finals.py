@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pytest
 from processes import live_children
 from served import bot_folder
 from test_serve import COMPETITION, Server, add_participant, taki
@@ -59,6 +60,7 @@ def finals_games(where: Path) -> list[str]:
             return []
 
 
+@pytest.mark.slow
 def test_finals_started_from_the_page_survive_a_kill_and_finish(tmp_path: Path) -> None:
     where = tmp_path
     (where / "competition.toml").write_text(COMPETITION)

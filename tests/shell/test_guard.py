@@ -115,8 +115,8 @@ make_preexec = rp._make_preexec
 open_process = trio.lowlevel.open_process
 
 
-def make_hasty_preexec(*args):
-    before_exec = make_preexec(*args)
+def make_hasty_preexec(*args, **kwargs):
+    before_exec = make_preexec(*args, **kwargs)
 
     def hasty():
         with open(spawned, "w") as f:

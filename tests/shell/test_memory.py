@@ -1,4 +1,4 @@
-"""The in-memory bot (``referee.shell.memory``): its transport keeps the contract of a
+"""The in-memory bot (``referee.testing``): its transport keeps the contract of a
 bot process (``BotTransport``), and a connection over it sees the same typed faults."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from taki_protocol import BotHello, Hello, Shutdown
 from trio.testing import MockClock
 
 from referee.core.faults import BotCrashed, BotTimeout
-from referee.shell.memory import PIPE_CAPACITY_BYTES, BotEnd, memory_bot_pair, open_memory_bot
+from referee.testing import PIPE_CAPACITY_BYTES, BotEnd, memory_bot_pair, open_memory_bot
 
 
 async def read_all(end: BotEnd) -> bytes:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from referee.server import ServerState
+from referee.competition import CompetitionHost
 from referee.server.pages import accounts, finals, organizer, public
 from referee.server.pages.site import PageError, Site, answer
 
@@ -62,7 +62,7 @@ def _shown(handler: Handler) -> Handler:
     return wrapped
 
 
-def mount_pages(app: Starlette, state: ServerState) -> None:
+def mount_pages(app: Starlette, state: CompetitionHost) -> None:
     """Add the pages and their static files to ``app``."""
     site = Site(state)
     app.state.pages = site

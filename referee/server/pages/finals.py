@@ -11,8 +11,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from referee.competition import Workspace
-from referee.server import finals_db, finals_folder, played_games
+from referee.competition import Workspace, finals_db, finals_folder, played_games
 from referee.server.pages.public import site_of
 
 __all__ = ["finals_page", "report_files"]

@@ -11,8 +11,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition import CompetitionError, FinalsPlan, Refused
-from referee.server import finals_db, played_games
+from referee.competition import CompetitionError, FinalsPlan, Refused, finals_db, played_games
 from referee.server.pages.forms import checked_form
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import Role, Session

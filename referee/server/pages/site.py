@@ -24,9 +24,8 @@ import trio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from referee.competition import Submission
+from referee.competition import CompetitionHost, Submission
 from referee.league import Meeting, ResultStore
-from referee.server import ServerState
 from referee.server.pages.digest import Digest
 from referee.server.pages.sessions import (
     VISITOR_COOKIE,
@@ -65,10 +64,10 @@ class PageError(Exception):
 
 
 class Site:
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: CompetitionHost) -> None:
         self.state = state
         self.digest = Digest()
-        self.sessions = Sessions(state.store.path, state.organizer_digest)
+        self.sessions = Sessions(state.store, state.organizer_digest)
         self.limiter = trio.CapacityLimiter(RENDERERS)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("referee.server.pages", "templates"),

@@ -1,6 +1,7 @@
-"""What the HTTP handlers share: the competition's settings, store and files, the
-organizer's token digest, a way to wake the submission pipeline, the ladder and the
-finals."""
+"""A competition as a server hosts it: what its HTTP handlers and pages share (the
+competition's settings, store and files, the organizer's token digest, a way to wake the
+submission pipeline, the ladder and the finals), and whether this host can run its bots
+in the sandbox."""
 
 from __future__ import annotations
 
@@ -11,22 +12,20 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from referee.competition import (
-    CompetitionConfig,
-    CompetitionStore,
-    DiskGauge,
-    FinalsPlan,
-    LogUsage,
-    Refusal,
-    Refused,
-    Season,
-    UploadGate,
-    Workspace,
-)
-from referee.competition.season import FORMAT
-from referee.server.finals_link import FinalsPhase, FinalsProgress
+from referee.competition.accept import UploadGate
+from referee.competition.config import CompetitionConfig
+from referee.competition.disk import DiskGauge
+from referee.competition.errors import CompetitionError, Refusal, Refused
+from referee.competition.finals_plan import FinalsPlan
+from referee.competition.log_budget import LogUsage
+from referee.competition.planned_finals import FinalsPhase, FinalsProgress
+from referee.competition.season import FORMAT, Season
+from referee.competition.store import CompetitionStore
+from referee.competition.workspace import Workspace
+from referee.core import HardLimits
+from referee.shell import LimitError, SandboxError, bwrap_path, limit_backend
 
-__all__ = ["LadderHandle", "ServerState"]
+__all__ = ["CompetitionHost", "LadderHandle", "check_sandbox"]
 
 
 class LadderHandle(Protocol):
@@ -43,7 +42,7 @@ class LadderHandle(Protocol):
 
 
 @attrs.define
-class ServerState:
+class CompetitionHost:
     config: CompetitionConfig
     store: CompetitionStore
     workspace: Workspace
@@ -144,3 +143,18 @@ class ServerState:
         if self.ladder is None:
             return []
         return [attrs.asdict(r) for r in self.ladder.ratings()]
+
+
+def check_sandbox(config: CompetitionConfig) -> None:
+    """CompetitionError (one line) when bots cannot run in the sandbox with the
+    competition's limits on this host: every submitted bot runs only there."""
+    try:
+        bwrap_path()
+        box = config.sandbox
+        limit_backend().check(HardLimits(box.memory_mb, box.pids, box.cpu_percent or None))
+    except SandboxError:
+        raise CompetitionError(
+            "serve runs every bot in the sandbox, and bwrap is not installed: install"
+            " the Debian package bubblewrap (apt-get install bubblewrap)") from None
+    except LimitError as exc:
+        raise CompetitionError(f"[sandbox] cpu_percent: {exc}") from None

@@ -32,9 +32,14 @@ import trio
 from taki_protocol import EOF, NEED_DATA, Codec, Message
 
 from referee.core import STARVED_WAIT_CAP, BotCrashed, BotSpec
-from referee.shell.bots import BotConnection, BotTransport, bot_session
-from referee.shell.process import RECEIVE_CHUNK_BYTES, describe_exit_status
-from referee.shell.services import service_nursery
+from referee.shell import (
+    RECEIVE_CHUNK_BYTES,
+    BotConnection,
+    BotTransport,
+    bot_session,
+    describe_exit_status,
+    service_nursery,
+)
 
 __all__ = [
     "PIPE_CAPACITY_BYTES",

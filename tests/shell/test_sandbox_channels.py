@@ -1,0 +1,86 @@
+"""Two bots of one game cannot pass each other bits: a hostile pair
+(tests/hostile_bots/channel.py) tries each channel, sandboxed and contained, and the
+receiver must read nothing of what the sender sent. Run bare (``TAKI_REFEREE_CONTAIN=
+off``), the same pair passes every bit of the locks and inotify: so the tests prove the
+sandbox, not the pair. benchmarks/channels.py measures the bandwidths."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from referee.core import BotCommand, ResourceLimits, Sandbox
+from referee.shell.spawn import open_bot_process
+
+CHANNEL = Path(__file__).resolve().parents[1] / "hostile_bots" / "channel.py"
+BITS = 48
+#: Both ends start within this many seconds (a loaded machine).
+START_S = 3.0
+
+
+async def _output(command: BotCommand, deadline: float) -> str:
+    async with open_bot_process(command) as process:
+        out = b""
+        while chunk := await process.receive_some(1 << 16, deadline=deadline):
+            out += chunk
+        return out.decode().strip()
+
+
+async def _pair(channel: str, bits: str, slot_ms: int, how: str) -> str:
+    start = time.time() + START_S
+    sandbox = Sandbox() if how == "sandboxed" else None
+    limits = ResourceLimits(pids=128) if how == "sandboxed" else ResourceLimits()
+
+    def command(role: str, what: str) -> BotCommand:
+        return BotCommand((sys.executable, str(CHANNEL), role, channel, f"{start:.3f}",
+                           str(slot_ms), what), sandbox=sandbox, limits=limits)
+
+    deadline = trio.current_time() + START_S + len(bits) * slot_ms / 1000 + 20
+    got: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_output, command("send", bits), deadline)
+
+        async def receive() -> None:
+            got.append(await _output(command("recv", str(len(bits))), deadline))
+        nursery.start_soon(receive)
+    return got[0]
+
+
+def pair(channel: str, slot_ms: int, how: str) -> tuple[str, str]:
+    bits = "".join(random.choice("01") for _ in range(BITS))
+    return bits, trio.run(_pair, channel, bits, slot_ms, how)
+
+
+def errors(sent: str, got: str) -> int:
+    return sum(a != b for a, b in zip(sent, got, strict=True))
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+@pytest.mark.parametrize("channel", ["flock", "fcntl"])
+def test_locks_on_a_shared_file_carry_nothing(channel: str, how: str) -> None:
+    sent, got = pair(channel, 40, how)
+    assert got == "0" * BITS, (sent, got)  # no lock is ever seen
+
+
+@pytest.mark.parametrize("how", ["sandboxed", "contained"])
+def test_inotify_is_denied(how: str) -> None:
+    _sent, got = pair("inotify", 40, how)
+    assert got.startswith("denied: [Errno 1]"), got
+
+
+@pytest.mark.usefixtures("uncontained")
+@pytest.mark.parametrize("channel", ["flock", "fcntl", "inotify"])
+def test_the_same_pair_talks_when_bots_run_bare(channel: str) -> None:
+    sent, got = pair(channel, 40, "bare")
+    assert errors(sent, got) <= BITS // 8, (sent, got)
+
+
+def test_proc_loadavg_is_frozen() -> None:
+    sent, got = pair("loadavg", 60, "sandboxed")
+    # The file never changes: every slot reads the same value, all zeros.
+    assert got == "0" * BITS, (sent, got)
