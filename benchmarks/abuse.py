@@ -4,10 +4,11 @@ the ladder alone, in one run of ``taki-referee serve`` on 127.0.0.1.
 
 One server runs in a process of its own with four participants' random bots in its
 ladder. Periods of ``--seconds`` take turns, ``--rounds`` times: *idle* (the ladder
-alone), *bombs* (``--threads`` threads of one participant, each uploading again and
-again a gzip tar whose one file unpacks to 1 GiB of zeros, as fast as the server
-answers; the daily limits are raised so that the bombs keep being unpacked) and
-*flood* (``--threads`` threads loading ``/`` without a token, back to back). For each
+alone), *bombs* (``--threads`` threads of one participant, a new one each round with
+the default limits, each uploading again and again a gzip tar whose one file unpacks
+to 1 GiB of zeros, as fast as the server answers) and *flood* (``--threads`` threads
+loading ``/`` without a token, back to back). The abusing threads run in a process of
+their own at nice 19: an attacker's CPU is another machine's, not the server's. For each
 period: the games stored per minute, the forfeits among them, and what the abusers got
 (answers by status). The load average is printed at every period.
 
@@ -55,8 +56,7 @@ move_ms = 1000
 startup_ms = 15000
 
 [submissions]
-per_day = 100000
-unpacked_mb_per_day = 100000000
+per_day = 20
 """
 PLAYERS = ("p1", "p2", "p3", "p4")
 BOMB_BYTES = 1 << 30
@@ -144,6 +144,7 @@ def games_and_forfeits(db: Path, after: int) -> tuple[int, int, int]:
 
 def abuse(kind: str, url: str, token: str, threads: int, bomb: bytes, until: float,
           answers: Counter[str]) -> None:
+    """The abusing threads (in a process of their own: :func:`abuser`)."""
     def one() -> None:
         while time.monotonic() < until:
             if kind == "bombs":
@@ -159,7 +160,27 @@ def abuse(kind: str, url: str, token: str, threads: int, bomb: bytes, until: flo
         worker.join()
 
 
+def abuser(kind: str, url: str, token: str, threads: int, bomb: Path, seconds: float,
+           ) -> Counter[str]:
+    """Run :func:`abuse` in a process of its own at the lowest CPU priority: an
+    attacker's own CPU is not the server's (it would be another machine), so the
+    abusing clients take only what the server and its bots leave. Its answers by
+    status."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--abuse", kind, url, token, str(threads), str(bomb),
+         str(seconds)], capture_output=True, text=True, check=True,
+        preexec_fn=lambda: os.nice(19))
+    return Counter(json.loads(done.stdout.splitlines()[-1]))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--abuse"]:
+        kind, url, token, threads, bomb, seconds = sys.argv[2:]
+        answers: Counter[str] = Counter()
+        abuse(kind, url, token, int(threads), Path(bomb).read_bytes(),
+              time.monotonic() + float(seconds), answers)
+        print(json.dumps(answers))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--rounds", type=int, default=2)
@@ -172,7 +193,10 @@ def main() -> None:
         where = Path(folder)
         (where / "competition.toml").write_text(COMPETITION)
         tokens = {}
-        for name in (*PLAYERS, "mallory"):
+        bomb_file = where / "bomb.tar.gz"
+        bomb_file.write_bytes(bomb)
+        mallories = [f"mallory{r}" for r in range(args.rounds)]
+        for name in (*PLAYERS, *mallories):
             out = subprocess.run([TAKI, "participants", "add", name, "--db",
                                   "competition.sqlite"], cwd=where, check=True,
                                  capture_output=True, text=True).stdout
@@ -196,11 +220,11 @@ def main() -> None:
                 for kind in ("idle", "bombs", "flood"):
                     answers: Counter[str] = Counter()
                     began = time.monotonic()
-                    until = began + args.seconds
                     if kind == "idle":
                         time.sleep(args.seconds)
-                    else:
-                        abuse(kind, url, tokens["mallory"], args.threads, bomb, until, answers)
+                    else:  # a participant of the competition's limits, new each round
+                        answers = abuser(kind, url, tokens[mallories[round_]], args.threads,
+                                         bomb_file, args.seconds)
                     took = time.monotonic() - began
                     after, games, lost = games_and_forfeits(db, after)
                     forfeits += lost
@@ -210,7 +234,7 @@ def main() -> None:
                     print(f"round {round_ + 1} {kind:5}: {rate:5.1f} games/min, {lost}"
                           f" forfeits{'; abusers got ' + got if got else ''}"
                           f" (load {os.getloadavg()[0]:.2f})", flush=True)
-                    status, _ = call(f"{url}/api/competition")
+                    status, _ = call(f"{url}/api/submissions", tokens["p1"])
                     assert status == 200, "the API stopped answering"
         finally:
             server.terminate()
