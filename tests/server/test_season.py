@@ -80,12 +80,17 @@ def test_no_page_api_replay_or_log_shows_the_seed_until_the_season_ends(
                     page = answer.read()
                 assert secret not in page, path
                 assert re.search(rb'"master_seed": *"?\d', page) is None, path
+        with urllib.request.urlopen(f"{server.url}/", timeout=30) as answer:
+            board = answer.read()
+        assert season.commitment.encode() in board and secret not in board
         assert _files_holding(organizer / "competition-files", secret) == []
         assert all(secret not in line.encode() for line in server.lines)
         # The organizer ends the season: the ladder stays paused and the seed is out.
         ended = get_json(f"{server.url}/api/season/end", organizer_token, post=True)
         assert ended["season"]["seed"] == str(season.seed)
         assert ended["season"]["salt"] == season.salt
+        with urllib.request.urlopen(f"{server.url}/", timeout=30) as answer:
+            assert secret in answer.read()  # the board shows the seed once it is out
         with pytest.raises(urllib.error.HTTPError) as refused:
             get_json(f"{server.url}/api/ladder/resume", organizer_token, post=True)
         assert refused.value.code == 409
