@@ -35,7 +35,13 @@ from referee.competition import (
     check_upload_key,
     digests_match,
 )
-from referee.server.middleware import RateLimit, SecurityHeaders, TokenBuckets, security_headers
+from referee.server.middleware import (
+    TARPIT_S,
+    RateLimit,
+    SecurityHeaders,
+    TokenBuckets,
+    security_headers,
+)
 from referee.server.pages import mount_pages
 
 __all__ = ["STATUS", "build_app"]
@@ -251,6 +257,8 @@ def _refusals(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except Refused as exc:
+            if exc.refusal is Refusal.TOO_MANY:  # over a limit: its flood waits (a tarpit)
+                await trio.sleep(TARPIT_S)
             return error(STATUS[exc.refusal], exc.message)
     return wrapped
 

@@ -10,8 +10,9 @@ file, an error.
 Rate limit: each client address has a token bucket of ``burst`` requests, refilled at
 ``rate`` a second; a request without an ``Authorization`` header (the pages, the
 public API) takes a token or is answered 429 with a ``Retry-After``, before any work
-is done for it. Requests with a token are the participants' and the organizer's: they
-are counted by the upload limits instead.
+is done for it, and after :data:`TARPIT_S` (a flood waits for its answers). Requests
+with a token are the participants' and the organizer's: they are counted by the upload
+limits instead (whose 429 comes after the same wait).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from collections.abc import Callable
 from typing import Final
 
 import attrs
+import trio
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["DEFAULT_POLICY", "RateLimit", "SecurityHeaders", "TokenBuckets", "security_headers"]
+__all__ = ["DEFAULT_POLICY", "TARPIT_S", "RateLimit", "SecurityHeaders", "TokenBuckets",
+           "security_headers"]
 
 #: For a response that set no policy of its own.
 DEFAULT_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
@@ -41,6 +44,10 @@ _HEADERS: Final = {
 }
 #: Client addresses remembered at most (the least recently seen are forgotten first).
 MAX_CLIENTS: Final = 10_000
+#: A request refused for coming too often is answered after this long: the client's
+#: connection waits (a sleeping task costs the server nothing), so a flood of
+#: back-to-back requests slows to what the server can refuse for free.
+TARPIT_S: Final = 2.0
 
 
 def security_headers(headers: MutableHeaders) -> None:
@@ -107,6 +114,7 @@ class RateLimit:
             client = scope.get("client")
             wait = self.buckets.take(client[0] if client else "")
             if wait > 0:
+                await trio.sleep(TARPIT_S)
                 await _too_many(send, wait)
                 return
         await self.app(scope, receive, send)
