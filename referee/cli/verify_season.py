@@ -14,15 +14,15 @@ import argparse
 from collections.abc import Iterator
 from pathlib import Path
 
-from referee.competition import Season, kept_season, wrong_deal
+from referee.competition import SeasonSecret, kept_season, wrong_deal
 from referee.core import Replay, ReplayError, UsageError, verify
 from referee.league import ResultStore, StoreError
 
 
-def _season(args: argparse.Namespace) -> Season:
+def _season(args: argparse.Namespace) -> SeasonSecret:
     if args.seed is not None and args.salt is not None:
         try:
-            return Season(int(args.seed), args.salt)
+            return SeasonSecret(int(args.seed), args.salt)
         except ValueError as exc:
             raise UsageError(f"--seed and --salt: {exc}") from None
     if args.db is None:

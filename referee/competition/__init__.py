@@ -8,6 +8,7 @@ from referee import lazy_face
 
 if TYPE_CHECKING:
     from .accept import Accepted, UploadGate, accept_upload
+    from .aggregates import Folded, Season, SeasonError
     from .bot_specs import bot_spec
     from .config import CompetitionConfig, load_competition
     from .disk import DiskGauge, is_disk_full
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
         read_standings,
     )
     from .records import Participant, Submission
-    from .season import FORMAT, Season, deal_of, deal_seed, wrong_deal
+    from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
     from .store import CompetitionStore, kept_season
     from .tokens import digest, digests_match, organizer_token

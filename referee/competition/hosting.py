@@ -19,7 +19,7 @@ from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.log_budget import LogUsage
 from referee.competition.planned_finals import FinalsPhase, FinalsProgress
-from referee.competition.season import FORMAT, Season
+from referee.competition.season import FORMAT, SeasonSecret
 from referee.competition.store import CompetitionStore
 from referee.competition.workspace import Workspace
 from referee.core import HardLimits
@@ -54,7 +54,7 @@ class CompetitionHost:
     finals: FinalsProgress = attrs.field(factory=FinalsProgress)
     #: The season's secret seed (the ladder's), and when the organizer ended it (None:
     #: it runs, and only its commitment is shown).
-    season: Season | None = None
+    season: SeasonSecret | None = None
     season_ended: str | None = None
     #: What every upload passes before its body is read, and the threads that unpack.
     uploads: UploadGate = attrs.field(init=False)
@@ -69,7 +69,7 @@ class CompetitionHost:
         disk = DiskGauge(self.workspace.root, self.config.submissions.min_free_mb << 20)
         self.uploads = UploadGate(self.config, self.store, self.workspace, disk)
 
-    async def open_season(self) -> Season:
+    async def open_season(self) -> SeasonSecret:
         """The season of the database (made on the first start). Blocking in a thread."""
         seed = self.config.ladder.seed or None
         self.season = await trio.to_thread.run_sync(self.store.season, seed)

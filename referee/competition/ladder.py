@@ -7,11 +7,10 @@ that plays ``deals`` deals, each at every seat rotation, each rotation by fresh 
 processes (one unit of work per rotation, as in a league). A meeting's deals are the
 table's next ones, so its games have the ids a round-robin league among the same bots
 would give them (``a@1,b@2/deal7/rot1``), in the league's tables, and ``ratings`` and
-``report`` read them. Their decks are the table's own: each derives from the season's
-secret seed, the table and the deal (``referee.competition.season``), and the seed is
-written nowhere a bot or a page reads. The meeting is stored
-(``ResultStore.add_meeting``) before its first game: a ladder restarted after a kill
-plays its unfinished meetings first, their units whole with the stored games only
+``report`` read them. Their decks are the table's own (``referee.competition.season``:
+from the season's secret seed, written nowhere a bot or a page reads). The meeting is
+stored (``ResultStore.add_meeting``) before its first game: a ladder restarted after a
+kill plays its unfinished meetings first, their units whole with the stored games only
 replayed to the bots, and every game is stored once (its id is the key).
 
 The ratings are updated as every game lands (``referee.ratings.online``); the full fit
@@ -24,13 +23,13 @@ import json
 import random
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from typing import Final
 
 import attrs
 import trio
 
-from referee.competition.matchmaking import Entrant, choose_table, next_size
-from referee.competition.season import deal_seed, new_season
+from referee.competition.aggregates import Season
+from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
+from referee.competition.season import PER_TABLE, SHARED, new_season, own_deals
 from referee.config import available_cpus
 from referee.core import (
     BotSpec,
@@ -38,7 +37,6 @@ from referee.core import (
     MatchSettings,
     WorkUnit,
     derive_seed,
-    series_of,
     table_units,
 )
 from referee.league import (
@@ -234,13 +232,6 @@ def _identity(seed: int, rules: Rules) -> str:
             f"rules_revision={RULES_REVISION}")
 
 
-#: How a ladder's deals derive from its seed (kept in its database): each table's own
-#: (``referee.competition.season.deal_seed``), or, in a database of an earlier version,
-#: the same deal numbers of every table alike (``derive_seed(seed, "deal", d)``).
-PER_TABLE: Final = "per-table"
-SHARED: Final = "shared"
-
-
 @attrs.frozen
 class _Start:
     """What a ladder reads of its database when it starts."""
@@ -248,8 +239,15 @@ class _Start:
     seed: int
     #: PER_TABLE or SHARED.
     deals: str
+    #: The season's aggregates (the ladder keeps them folded as its games land).
+    season: Season
+    #: The meetings chosen so far, of each table size.
+    sizes: Counter[int]
+    #: The meetings not finished, and the ids of their games that were stored.
     meetings: list[Meeting]
     stored: set[str]
+    #: The games stored (with a result or voided).
+    stored_count: int
     #: The live ratings of the stored games, rated in the order they finished.
     online: OnlineRatings
 
@@ -267,12 +265,24 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     store.note("rules", json.dumps(settings.match.rules.to_wire()))
     store.note("time", json.dumps(attrs.asdict(settings.match.time)))
     store.note("rating_model", settings.rating_model or "")
-    online = OnlineRatings()
-    online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
-                      if series_of(game.game_id) is None)
-    meetings = store.meetings()
-    deals = store.setting("deals", SHARED if meetings else PER_TABLE)
-    return _Start(seed, deals, meetings, store.finished_ids(), online)
+    # The ratings come from the season's aggregates, folded up to the last stored game
+    # (only the games stored since the last fold are read): a start takes seconds.
+    season = Season(store.path)
+    try:
+        season.fold()
+        online = OnlineRatings(beliefs=season.beliefs())
+        sizes = season.meeting_sizes()
+        meetings = season.open_meetings()
+    except BaseException:
+        season.close()
+        raise
+    stored = {game.game_id for meeting in meetings
+              for unit in table_units(meeting.bots, meeting.first_deal,
+                                      meeting.first_deal + meeting.deals, seed)
+              for game in unit.games if store.has_game(game.game_id)}
+    deals = store.setting("deals", SHARED if sum(sizes.values()) else PER_TABLE)
+    return _Start(seed, deals, season, sizes, meetings, stored,
+                  store.game_count() + store.voided_count(), online)
 
 
 class _Ladder:
@@ -288,14 +298,17 @@ class _Ladder:
         self.on_event = on_event
         self.writer = trio.CapacityLimiter(1)
         self.online = start.online
-        self.stored_count = len(start.stored)
-        self.rng = random.Random(derive_seed(start.seed, "matchmaking", len(start.meetings)))
+        self.season = start.season
+        self.stored_count = start.stored_count
+        self.rng = random.Random(derive_seed(start.seed, "matchmaking",
+                                             sum(start.sizes.values())))
         #: Every bot seen in this run: a unit in flight finds its bots even after they
         #: left the ladder.
         self.specs: dict[str, BotSpec] = {}
-        #: Each table's next deal, and the meetings of each size.
-        self.next_deal: dict[tuple[str, ...], int] = {}
-        self.sizes: Counter[int] = Counter()
+        #: The meetings of each size (each table's next deal is the database's).
+        self.sizes: Counter[int] = start.sizes
+        #: The field's doubts, kept from one table to the next.
+        self.doubts = Doubts()
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -304,24 +317,15 @@ class _Ladder:
         self.pending: Counter[str] = Counter()
         self.registered = -1
         for meeting in start.meetings:
-            self._note(meeting)
-            if not meeting.finished:
-                self._queue(meeting, start.stored)
+            self._queue(meeting, start.stored)
 
     # ------------------------------------------------------------ meetings
-
-    def _note(self, meeting: Meeting) -> None:
-        end = meeting.first_deal + meeting.deals
-        self.next_deal[meeting.bots] = max(self.next_deal.get(meeting.bots, 0), end)
-        self.sizes[len(meeting.bots)] += 1
 
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
                                  meeting.first_deal + meeting.deals, self.seed))
         if self.per_table:  # each table's deals its own: no replay tells another's
-            units = [attrs.evolve(unit, games=tuple(
-                attrs.evolve(g, seed=deal_seed(self.seed, meeting.bots, g.deal))
-                for g in unit.games)) for unit in units]
+            units = own_deals(units, self.seed, meeting.bots)
         games = [g for unit in units for g in unit.games if g.game_id not in stored]
         self.queued[meeting.name] = [u for u in units
                                      if any(g.game_id not in stored for g in u.games)]
@@ -331,7 +335,8 @@ class _Ladder:
             for bot in game.seats:
                 self.pending[bot] += 1
 
-    def _choose(self) -> Meeting | None:
+    def _choose(self) -> tuple[str, ...] | None:
+        """The bots of the next table (in table order), or None."""
         active = self.control.active
         size = next_size(self.settings.table_sizes, self.sizes, len(active))
         if size is None:
@@ -339,12 +344,13 @@ class _Ladder:
         field = [Entrant(name, self.online.belief(name),
                          self.online.belief(name).games + self.pending[name])
                  for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng,
+        chosen = choose_table(field, size, self.rng, doubts=self.doubts,
                               placement_games=self.settings.placement_games)
-        if chosen is None:
-            return None
-        table = tuple(sorted(chosen))
-        first = self.next_deal.get(table, 0)
+        return None if chosen is None else tuple(sorted(chosen))
+
+    def _meeting(self, table: tuple[str, ...]) -> Meeting:
+        """The next meeting of ``table``, at its next deal (blocking)."""
+        first = self.season.next_deal(table)
         deals = self.settings.deals
         return Meeting(f"{','.join(table)}/deals{first}-{first + deals - 1}", table, first,
                        deals)
@@ -375,12 +381,13 @@ class _Ladder:
             if unit is not None:
                 yield unit
                 continue
-            meeting = self._choose()
-            if meeting is None:
+            table = self._choose()
+            if table is None:
                 await changed.wait()
                 continue
+            meeting = await trio.to_thread.run_sync(self._meeting, table, limiter=self.writer)
             await trio.to_thread.run_sync(self.store.add_meeting, meeting, limiter=self.writer)
-            self._note(meeting)
+            self.sizes[len(table)] += 1
             self._queue(meeting, set())
 
     # ------------------------------------------------------------- results
@@ -392,6 +399,9 @@ class _Ladder:
         finished = trio.from_thread.run_sync(self._landed, outcome)
         if finished is not None:
             self.store.finish_meeting(finished)
+        # The season's aggregates follow (a kill before this fold leaves them at the
+        # previous game: the next fold, here or at the next start, goes on from there).
+        self.season.fold()
         return True
 
     def _landed(self, outcome: GameOutcome) -> str | None:
@@ -449,20 +459,23 @@ async def run_ladder(
     executor = choose_executor(settings.concurrency, workers=settings.workers,
                                dask=settings.dask)
     start = await trio.to_thread.run_sync(_open, store, settings)
-    ladder = _Ladder(store, settings, control, start, on_event)
-    job = LeagueJob(
-        # The seed stays out of the replays (and every page): it is the season's secret.
-        settings=attrs.evolve(settings.match, master_seed=None),
-        bots=ladder.specs,
-        record=ladder.record,
-        is_stored=store.has_game,
-    )
-    task_status.started()
-    units = ladder.units()
     try:
-        await executor.play(job, units)
+        ladder = _Ladder(store, settings, control, start, on_event)
+        job = LeagueJob(
+            # The seed stays out of the replays (and every page): the season's secret.
+            settings=attrs.evolve(settings.match, master_seed=None),
+            bots=ladder.specs,
+            record=ladder.record,
+            is_stored=store.has_game,
+        )
+        task_status.started()
+        units = ladder.units()
+        try:
+            await executor.play(job, units)
+        finally:
+            await units.aclose()
     finally:
-        await units.aclose()
+        start.season.close()
 
 
 async def full_ratings(store: ResultStore, *, resamples: int = 200,

@@ -22,9 +22,10 @@ from typing import Final
 
 import attrs
 
-from referee.core import derive_seed
+from referee.core import WorkUnit, derive_seed
 
-__all__ = ["FORMAT", "SEED_BITS", "Season", "deal_of", "deal_seed", "new_season", "wrong_deal"]
+__all__ = ["FORMAT", "PER_TABLE", "SEED_BITS", "SHARED", "SeasonSecret", "deal_of", "deal_seed",
+           "new_season", "own_deals", "wrong_deal"]
 
 #: The committed text: ``taki-referee-season-v1:<salt>:<seed>`` (the salt as 32 lower-case
 #: hex digits, the seed in decimal); the commitment is the SHA-256 of its UTF-8 bytes,
@@ -39,7 +40,7 @@ _GAME_ID: Final = re.compile(r"(?P<table>[^/]+)/deal(?P<deal>\d+)/rot\d+")
 
 
 @attrs.frozen
-class Season:
+class SeasonSecret:
     """A season's seed and the salt of its commitment."""
 
     seed: int
@@ -59,9 +60,22 @@ class Season:
         return deal_seed(self.seed, table, deal)
 
 
-def new_season(seed: int | None = None) -> Season:
+#: How a ladder's deals derive from its seed (kept in its database): each table's own
+#: (:func:`deal_seed`), or, in a database of an earlier version, the same deal numbers
+#: of every table alike (``derive_seed(seed, "deal", d)``).
+PER_TABLE: Final = "per-table"
+SHARED: Final = "shared"
+
+
+def own_deals(units: Sequence[WorkUnit], seed: int, table: Sequence[str]) -> list[WorkUnit]:
+    """``units`` of ``table`` with each game dealt from the table's own deck seed."""
+    return [attrs.evolve(unit, games=tuple(attrs.evolve(g, seed=deal_seed(seed, table, g.deal))
+                                           for g in unit.games)) for unit in units]
+
+
+def new_season(seed: int | None = None) -> SeasonSecret:
     """A season with ``seed`` (the organizer's), or a fresh one; the salt is fresh."""
-    return Season(secrets.randbits(SEED_BITS) if seed is None else seed,
+    return SeasonSecret(secrets.randbits(SEED_BITS) if seed is None else seed,
                   secrets.token_hex(16))
 
 
@@ -80,7 +94,8 @@ def deal_of(game_id: str) -> tuple[tuple[str, ...], int] | None:
     return tuple(found["table"].split(",")), int(found["deal"])
 
 
-def wrong_deal(season: Season, game_id: str, seed: int, *, shared: bool = False) -> str | None:
+def wrong_deal(season: SeasonSecret, game_id: str, seed: int, *,
+               shared: bool = False) -> str | None:
     """Why a ladder game's deck seed is not the one the season gives it, or None.
     ``shared``: a ladder of the earlier scheme, whose deals were alike at every table."""
     found = deal_of(game_id)

@@ -24,7 +24,7 @@ from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.names import lookalike, name_error
 from referee.competition.records import Participant, Status, Step, Submission
-from referee.competition.season import Season, new_season
+from referee.competition.season import SeasonSecret, new_season
 from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
@@ -85,7 +85,7 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def kept_season(path: Path) -> Season | None:
+def kept_season(path: Path) -> SeasonSecret | None:
     """The season kept in the database at ``path``, read only (None: none yet)."""
     try:
         with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
@@ -96,7 +96,7 @@ def kept_season(path: Path) -> Season | None:
         raise CompetitionError(f"cannot read {path}: {explain(exc)}") from None
     if "season_seed" not in rows or "season_salt" not in rows:
         return None
-    return Season(int(rows["season_seed"]), rows["season_salt"])
+    return SeasonSecret(int(rows["season_seed"]), rows["season_salt"])
 
 
 class CompetitionStore:
@@ -462,13 +462,13 @@ class CompetitionStore:
         with self._errors("cannot read competition database"):
             return self._meta(self._db, "paused") is not None
 
-    def season(self, seed: int | None = None) -> Season:
+    def season(self, seed: int | None = None) -> SeasonSecret:
         """The season's seed and salt: made at the first call (with ``seed``, else the
         seed a ladder of this database already played with, else a fresh one)."""
         with self._write() as db:
             kept = self._meta(db, "season_seed"), self._meta(db, "season_salt")
             if kept[0] is not None and kept[1] is not None:
-                return Season(int(kept[0]), kept[1])
+                return SeasonSecret(int(kept[0]), kept[1])
             if seed is None:
                 row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
                 seed = None if row is None else int(row[0])

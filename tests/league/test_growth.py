@@ -65,6 +65,7 @@ async def grow(tmp_path: Path, db: Path, bots: dict[str, str], deals: int) -> in
         return await run_league(config, store, log_dir=tmp_path / "logs")
 
 
+@pytest.mark.slow
 async def test_a_league_grown_twice_holds_exactly_the_full_schedule(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     two = {"greedy": GREEDY, "random1": f"{RANDOM} 1"}
@@ -86,6 +87,7 @@ async def test_a_league_grown_twice_holds_exactly_the_full_schedule(tmp_path: Pa
     assert await grow(tmp_path, db, three, deals=4) == 0
 
 
+@pytest.mark.slow
 async def test_a_bot_left_out_of_the_file_is_retired_and_its_games_stay(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     three = {"greedy": GREEDY, "random1": f"{RANDOM} 1", "random2": f"{RANDOM} 2"}
@@ -117,6 +119,7 @@ async def test_a_bot_left_out_of_the_file_is_retired_and_its_games_stay(tmp_path
         assert store.retired() == set()
 
 
+@pytest.mark.slow
 async def test_a_new_version_is_a_new_entrant_beside_the_old_one(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     await grow(tmp_path, db, {"greedy@1": f"{RANDOM} 7", "random": f"{RANDOM} 1"}, deals=2)

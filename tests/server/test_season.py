@@ -17,14 +17,14 @@ from served import bot_folder
 from test_serve import Server, add_participant, games_stored, get_json, taki
 from test_serve import organizer as organizer  # the fixture
 
-from referee.competition.season import FORMAT, Season, deal_of, deal_seed, new_season
+from referee.competition.season import FORMAT, SeasonSecret, deal_of, deal_seed, new_season
 from referee.competition.store import kept_season
 from referee.core import derive_seed
 from referee.league.store import ResultStore
 
 
 def test_the_commitment_is_the_sha256_of_the_documented_text() -> None:
-    season = Season(12345, "0" * 32)
+    season = SeasonSecret(12345, "0" * 32)
     text = f"taki-referee-season-v1:{'0' * 32}:12345"
     assert FORMAT.format(salt="0" * 32, seed=12345) == text
     assert season.commitment == hashlib.sha256(text.encode()).hexdigest()
