@@ -19,6 +19,9 @@ from served import bot_folder
 from test_abuse import request
 from test_serve import Server, add_participant, games_stored, get_json, taki
 
+#: Each test fills a disk under a playing ladder: minutes on a loaded machine.
+pytestmark = pytest.mark.slow
+
 COMPETITION = """\
 [competition]
 name = "full disk"

@@ -45,6 +45,7 @@ def _files_holding(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+@pytest.mark.slow
 def test_no_page_api_replay_or_log_shows_the_seed_until_the_season_ends(
         organizer: Path) -> None:
     tokens = {name: add_participant(organizer, name) for name in ("alice", "bob")}
