@@ -13,8 +13,11 @@ drifts; each round also shows the CPU time per decision of the referee and of th
 Each round also prints the CPU ratio, the referee's CPU per decision over this process's
 CPU per echo round trip (the goal: at most 2 in every round); it depends much less on
 whether waking the other process finds an idle CPU than the rates do. The last lines are
-``cpu_ratio=X.XX`` (the largest of the rounds) and ``ratio=X.XX``: (b) over (a), the
-median of the rounds, with the machine's load average. ``--profile``
+``ratio=X.XX``: (b) over (a), the median of the rounds, with the machine's load average,
+and ``cpu_ratio=X.XX``, the median of the rounds' CPU ratios (and their largest).
+``--anchor COMMIT`` also runs the ``ipc.py`` of an anchor commit (checked out beside
+the tree, ``benchmarks/anchor.py``) once a round, alternating with this tree, and
+prints both referees' CPU per decision side by side. ``--profile``
 also profiles the referee during (b) and prints where its time goes; ``--minimal`` adds
 (c), the referee between two bots that skip the bot SDK (raw msgpack, no checks), which
 tells the referee's share of the cost from the bots'.
@@ -30,10 +33,12 @@ import io
 import os
 import pstats
 import random
+import re
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -161,7 +166,8 @@ class RefereeRun:
     bots_cpu_us: float  # CPU time of the two bots per decision, whole run
 
 
-async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
+async def referee_rate(games: int, minimal: bool = False, basis: str | None = None,
+                       ) -> RefereeRun:
     """Decisions per second of ``play_unit`` between two random bots and the referee's
     CPU time per decision, both from the end of the first game to the end of the last
     (so that starting and stopping the bots is left out, as (a) leaves out starting its
@@ -177,7 +183,10 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
         )
         for i in (1, 2)
     ]
-    settings = MatchSettings(time=TimeControl(move_ms=5000, reaction_ms=5000))
+    time_control = TimeControl(move_ms=5000, reaction_ms=5000)
+    if basis is not None:
+        time_control = attrs.evolve(time_control, time_basis=basis)
+    settings = MatchSettings(time=time_control)
     marks: list[tuple[float, float, int]] = []  # (time, referee CPU, actions) a game
 
     def finished(outcome: GameOutcome) -> None:
@@ -196,18 +205,36 @@ async def referee_rate(games: int, minimal: bool = False) -> RefereeRun:
     )
 
 
-async def run(args: argparse.Namespace) -> tuple[float, float]:
+def anchor_cpu_us(tree: Path, args: argparse.Namespace) -> tuple[float, float]:
+    """One round of the anchor tree's own ``ipc.py``: its referee's CPU per decision and
+    its process's CPU per echo round trip, in microseconds."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "protocol")])}
+    done = subprocess.run(
+        [sys.executable, str(tree / "benchmarks" / "ipc.py"), "--rounds", "1", "--games",
+         str(args.games), "--seconds", str(args.seconds)],
+        cwd=tree, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"CPU per decision: referee (\d+) us.*per echo round trip: (\d+) us",
+                      done.stdout)
+    assert found is not None, done.stdout
+    return float(found[1]), float(found[2])
+
+
+async def run(args: argparse.Namespace, anchor: Path | None = None) -> tuple[float, float]:
     message = sample_request()
     size = len(msgpack.packb(message, use_bin_type=True))
     ratios = []
     cpu_ratios = []
+    side_by_side: list[tuple[float, float]] = []
+    before = (0.0, 0.0)
     for round_ in range(1, args.rounds + 1):
+        if anchor is not None and round_ % 2 == 1:
+            before = await trio.to_thread.run_sync(anchor_cpu_us, anchor, args)
         # Interleaved rounds: the speed of a shared machine drifts, the ratio less so.
         echo, echo_cpu_us = await echo_rate(message, args.seconds)
         profiler = cProfile.Profile() if args.profile else None
         if profiler is not None:
             profiler.enable()
-        ref = await referee_rate(args.games)
+        ref = await referee_rate(args.games, basis=args.time_basis)
         if profiler is not None:
             profiler.disable()
         ratios.append(ref.rate / echo)
@@ -223,6 +250,12 @@ async def run(args: argparse.Namespace) -> tuple[float, float]:
             f" of this process's CPU, {1e6 / echo:.0f} us in all"
         )
         cpu_ratios.append(ref.referee_cpu_us / echo_cpu_us)
+        if anchor is not None:
+            if round_ % 2 == 0:
+                before = await trio.to_thread.run_sync(anchor_cpu_us, anchor, args)
+            side_by_side.append((before[0], ref.referee_cpu_us))
+            print(f"      anchor {args.anchor}: referee {before[0]:.0f} us per decision (echo"
+                  f" {before[1]:.0f} us); this tree: {ref.referee_cpu_us:.0f} us")
         print(f"      ratio {ratios[-1]:.2f}; CPU ratio (referee per decision over echo per"
               f" round trip) {cpu_ratios[-1]:.2f}")
         if args.minimal:
@@ -237,7 +270,12 @@ async def run(args: argparse.Namespace) -> tuple[float, float]:
             pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
             print("  (the profiler slows (b) down several times)")
             print(out.getvalue())
-    return statistics.median(ratios), max(cpu_ratios)
+    if side_by_side:
+        print(f"referee CPU per decision, medians: anchor {args.anchor}"
+              f" {statistics.median(a for a, _ in side_by_side):.0f} us, this tree"
+              f" {statistics.median(b for _, b in side_by_side):.0f} us")
+    print(f"largest CPU ratio of the rounds: {max(cpu_ratios):.2f}")
+    return statistics.median(ratios), statistics.median(cpu_ratios)
 
 
 def main() -> None:
@@ -249,12 +287,23 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="profile the referee in (b)")
     parser.add_argument("--minimal", action="store_true",
                         help="also (c): the referee between two minimal bots (no bot SDK)")
+    parser.add_argument("--time-basis", choices=("cpu", "wall"), default=None,
+                        help="the time basis of (b) (default: the referee's default)")
+    parser.add_argument("--anchor", metavar="COMMIT",
+                        help="also run this commit's ipc.py, alternating (e.g. 2b78c12)")
     args = parser.parse_args()
-    ratio, cpu_ratio = trio.run(run, args)
+    if args.anchor is None:
+        ratio, cpu_ratio = trio.run(run, args)
+    else:
+        from anchor import checked_out
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                checked_out(args.anchor, Path(tmp) / "anchor") as tree:
+            ratio, cpu_ratio = trio.run(run, args, tree)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load average {load} ({os.cpu_count()} CPUs)")
-    print(f"cpu_ratio={cpu_ratio:.2f} (the largest of the rounds; the goal is at most 2)")
     print(f"ratio={ratio:.2f}")
+    print(f"cpu_ratio={cpu_ratio:.2f} (the median of the rounds; the goal is at most 2)")
 
 
 if __name__ == "__main__":

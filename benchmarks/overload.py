@@ -11,15 +11,15 @@ own, as other users' jobs would be).
 
 - ``baseline``: the referee of ``--baseline`` (checked out into a temporary worktree),
   which measures wall time;
-- ``current``: this tree with ``time_basis = "cpu"`` (``--current-basis``).
+- ``current``: this tree with its defaults (``--current-basis`` names a basis instead).
 
 The two alternate at each load (which goes first swaps). For each run it prints the
 games stored, the timeouts stored of ``cpu50`` and ``cpu80``, the overruns of
 ``cpu150`` caught (its games that it lost by a timeout, of its games stored), the
 plays voided by infrastructure faults and the games voided every time, the wall time
 and the load average. The last lines sum up each tree over all loads, the last one this
-tree's: ``timeouts of 50% bots: N; overruns caught: K of M; voided: P%`` (P: voided
-plays of all plays). The goal is N = 0, K = M and P under 5.
+tree's: ``in-time forfeits: N (cpu50 A, cpu80 B); overruns caught: K of M; voided: P%``
+(P: voided plays of all plays). The goal is N = 0, K = M and P under 5.
 
     .venv/bin/python benchmarks/overload.py [--deals 4] [--loads 0,2,4,8] [--baseline main]
 """
@@ -65,8 +65,9 @@ class Figures:
         return 100 * self.void_plays / plays if plays else 0.0
 
     def summary(self) -> str:
-        return (f"timeouts of 50% bots: {self.timeouts50}; overruns caught: {self.caught} of"
-                f" {self.overrun_games}; voided: {self.voided_share:.1f}%")
+        return (f"in-time forfeits: {self.timeouts50 + self.timeouts80} (cpu50"
+                f" {self.timeouts50}, cpu80 {self.timeouts80}); overruns caught: {self.caught}"
+                f" of {self.overrun_games}; voided: {self.voided_share:.1f}%")
 
 
 def league_file(folder: Path, kind: str, deals: int, move_ms: int, basis: str | None) -> Path:
@@ -153,7 +154,8 @@ def main() -> int:
                         help="busy processes per CPU, comma-separated (default 0,2,4,8)")
     parser.add_argument("--move-ms", type=int, default=30)
     parser.add_argument("--baseline", default="main")
-    parser.add_argument("--current-basis", choices=("wall", "cpu"), default="cpu")
+    parser.add_argument("--current-basis", choices=("wall", "cpu"), default=None,
+                        help="the time basis of this tree's leagues (default: its default)")
     args = parser.parse_args()
     cpus = os.cpu_count() or 1
     loads = [int(x) for x in args.loads.split(",")]
@@ -168,8 +170,8 @@ def main() -> int:
                                               args.current_basis)),
             }
             print(f"{cpus} CPUs; {args.deals} deals a league; {args.move_ms} ms a request;"
-                  f" baseline {args.baseline} (wall time), current ({args.current_basis}"
-                  " time)")
+                  f" baseline {args.baseline} (its default basis), current"
+                  f" ({args.current_basis or 'its default'} basis)")
             for index, per_cpu in enumerate(loads):
                 order = ["baseline", "current"] if index % 2 == 0 else ["current", "baseline"]
                 with busy(per_cpu * cpus):

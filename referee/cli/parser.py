@@ -13,7 +13,7 @@ from pathlib import Path
 
 from referee import __version__
 from referee.cli.competition_parser import add_competition_commands
-from referee.core import DEFAULT_JOIN_TIMEOUT_S
+from referee.core import DEFAULT_JOIN_TIMEOUT_S, DEFAULT_TIME_BASIS
 from referee.ratings import MULTIPLAYER_MODEL, RATING_MODELS
 
 SEED_HELP = (
@@ -32,10 +32,11 @@ def _time_args(parser: argparse.ArgumentParser) -> None:
                        help="limit for a +3 Breaker reaction (default 1000)")
     group.add_argument("--startup-ms", type=int, default=10_000,
                        help="limit for a bot's start-up handshake (default 10000)")
-    group.add_argument("--time-basis", choices=("wall", "cpu"), default="wall",
-                       help="what the limits measure: wall time (default), or the CPU time"
-                            " of the bot's processes with a wall-time cap of 10 times the"
-                            " limit (for crowded machines; docs/leagues.md, 'Time basis')")
+    group.add_argument("--time-basis", choices=("wall", "cpu"), default=DEFAULT_TIME_BASIS,
+                       help="what the limits measure: the CPU time of the bot's processes,"
+                            " with a wall-time cap of 10 times the limit (default; wall"
+                            " time for a bot whose CPU time cannot be read), or wall time"
+                            " (docs/leagues.md, 'Time basis')")
     group.add_argument("--void-replays", type=int, default=2, metavar="N",
                        help="play a game voided by an infrastructure fault (a timeout the"
                             " machine caused) again up to N times (default 2); past that it"

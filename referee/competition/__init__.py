@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
+    from .aggregates import Folded, Season, SeasonError
     from .config import CompetitionConfig, load_competition
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals

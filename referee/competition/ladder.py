@@ -18,6 +18,7 @@ of ``referee.ratings`` is there on demand (:func:`full_ratings`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections import Counter
@@ -26,7 +27,8 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 import attrs
 import trio
 
-from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.competition.aggregates import Season, SeasonError
+from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
 from referee.config import available_cpus
 from referee.core import (
     BotSpec,
@@ -35,7 +37,6 @@ from referee.core import (
     WorkUnit,
     derive_seed,
     fresh_seed,
-    series_of,
     table_units,
 )
 from referee.league import (
@@ -234,8 +235,15 @@ class _Start:
     """What a ladder reads of its database when it starts."""
 
     seed: int
+    #: The season's aggregates (the ladder keeps them folded as its games land).
+    season: Season
+    #: The meetings chosen so far, of each table size.
+    sizes: Counter[int]
+    #: The meetings not finished, and the ids of their games that were stored.
     meetings: list[Meeting]
     stored: set[str]
+    #: The games stored (with a result or voided).
+    stored_count: int
     #: The live ratings of the stored games, rated in the order they finished.
     online: OnlineRatings
 
@@ -253,10 +261,23 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     store.note("rules", json.dumps(settings.match.rules.to_wire()))
     store.note("time", json.dumps(attrs.asdict(settings.match.time)))
     store.note("rating_model", settings.rating_model or "")
-    online = OnlineRatings()
-    online.update_all({s.bot: s.place for s in game.seats} for game in store.games()
-                      if series_of(game.game_id) is None)
-    return _Start(seed, store.meetings(), store.finished_ids(), online)
+    # The ratings come from the season's aggregates, folded up to the last stored game
+    # (only the games stored since the last fold are read): a start takes seconds.
+    season = Season(store.path)
+    try:
+        season.fold()
+        online = OnlineRatings(beliefs=season.beliefs())
+        sizes = season.meeting_sizes()
+        meetings = season.open_meetings()
+    except BaseException:
+        season.close()
+        raise
+    stored = {game.game_id for meeting in meetings
+              for unit in table_units(meeting.bots, meeting.first_deal,
+                                      meeting.first_deal + meeting.deals, seed)
+              for game in unit.games if store.has_game(game.game_id)}
+    return _Start(seed, season, sizes, meetings, stored,
+                  store.game_count() + store.voided_count(), online)
 
 
 class _Ladder:
@@ -271,14 +292,17 @@ class _Ladder:
         self.on_event = on_event
         self.writer = trio.CapacityLimiter(1)
         self.online = start.online
-        self.stored_count = len(start.stored)
-        self.rng = random.Random(derive_seed(start.seed, "matchmaking", len(start.meetings)))
+        self.season = start.season
+        self.stored_count = start.stored_count
+        self.rng = random.Random(derive_seed(start.seed, "matchmaking",
+                                             sum(start.sizes.values())))
         #: Every bot seen in this run: a unit in flight finds its bots even after they
         #: left the ladder.
         self.specs: dict[str, BotSpec] = {}
-        #: Each table's next deal, and the meetings of each size.
-        self.next_deal: dict[tuple[str, ...], int] = {}
-        self.sizes: Counter[int] = Counter()
+        #: The meetings of each size (each table's next deal is the database's).
+        self.sizes: Counter[int] = start.sizes
+        #: The field's doubts, kept from one table to the next.
+        self.doubts = Doubts()
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -287,16 +311,9 @@ class _Ladder:
         self.pending: Counter[str] = Counter()
         self.registered = -1
         for meeting in start.meetings:
-            self._note(meeting)
-            if not meeting.finished:
-                self._queue(meeting, start.stored)
+            self._queue(meeting, start.stored)
 
     # ------------------------------------------------------------ meetings
-
-    def _note(self, meeting: Meeting) -> None:
-        end = meeting.first_deal + meeting.deals
-        self.next_deal[meeting.bots] = max(self.next_deal.get(meeting.bots, 0), end)
-        self.sizes[len(meeting.bots)] += 1
 
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
@@ -310,7 +327,8 @@ class _Ladder:
             for bot in game.seats:
                 self.pending[bot] += 1
 
-    def _choose(self) -> Meeting | None:
+    def _choose(self) -> tuple[str, ...] | None:
+        """The bots of the next table (in table order), or None."""
         active = self.control.active
         size = next_size(self.settings.table_sizes, self.sizes, len(active))
         if size is None:
@@ -318,12 +336,13 @@ class _Ladder:
         field = [Entrant(name, self.online.belief(name),
                          self.online.belief(name).games + self.pending[name])
                  for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng,
+        chosen = choose_table(field, size, self.rng, doubts=self.doubts,
                               placement_games=self.settings.placement_games)
-        if chosen is None:
-            return None
-        table = tuple(sorted(chosen))
-        first = self.next_deal.get(table, 0)
+        return None if chosen is None else tuple(sorted(chosen))
+
+    def _meeting(self, table: tuple[str, ...]) -> Meeting:
+        """The next meeting of ``table``, at its next deal (blocking)."""
+        first = self.season.next_deal(table)
         deals = self.settings.deals
         return Meeting(f"{','.join(table)}/deals{first}-{first + deals - 1}", table, first,
                        deals)
@@ -354,12 +373,13 @@ class _Ladder:
             if unit is not None:
                 yield unit
                 continue
-            meeting = self._choose()
-            if meeting is None:
+            table = self._choose()
+            if table is None:
                 await changed.wait()
                 continue
+            meeting = await trio.to_thread.run_sync(self._meeting, table, limiter=self.writer)
             await trio.to_thread.run_sync(self.store.add_meeting, meeting, limiter=self.writer)
-            self._note(meeting)
+            self.sizes[len(table)] += 1
             self._queue(meeting, set())
 
     # ------------------------------------------------------------- results
@@ -371,6 +391,11 @@ class _Ladder:
         finished = trio.from_thread.run_sync(self._landed, outcome)
         if finished is not None:
             self.store.finish_meeting(finished)
+        # The season's aggregates follow (a kill before this fold, or a database too busy
+        # for it, leaves them at an earlier game: the next fold, here, in the pages or at
+        # the next start, goes on from there).
+        with contextlib.suppress(SeasonError):
+            self.season.fold()
         return True
 
     def _landed(self, outcome: GameOutcome) -> str | None:
@@ -428,19 +453,22 @@ async def run_ladder(
     executor = choose_executor(settings.concurrency, workers=settings.workers,
                                dask=settings.dask)
     start = await trio.to_thread.run_sync(_open, store, settings)
-    ladder = _Ladder(store, settings, control, start, on_event)
-    job = LeagueJob(
-        settings=attrs.evolve(settings.match, master_seed=start.seed),
-        bots=ladder.specs,
-        record=ladder.record,
-        is_stored=store.has_game,
-    )
-    task_status.started()
-    units = ladder.units()
     try:
-        await executor.play(job, units)
+        ladder = _Ladder(store, settings, control, start, on_event)
+        job = LeagueJob(
+            settings=attrs.evolve(settings.match, master_seed=start.seed),
+            bots=ladder.specs,
+            record=ladder.record,
+            is_stored=store.has_game,
+        )
+        task_status.started()
+        units = ladder.units()
+        try:
+            await executor.play(job, units)
+        finally:
+            await units.aclose()
     finally:
-        await units.aclose()
+        start.season.close()
 
 
 async def full_ratings(store: ResultStore, *, resamples: int = 200,

@@ -36,7 +36,7 @@ import attrs
 
 from referee.ratings import Belief, misorder
 
-__all__ = ["Entrant", "choose_table", "next_size"]
+__all__ = ["Doubts", "Entrant", "choose_table", "next_size"]
 
 #: Opponent weights are the misorder chances to this power: higher concentrates the
 #: games on the closest bots, lower spreads them.
@@ -69,7 +69,45 @@ def next_size(sizes: Sequence[int], tables: Mapping[int, int], field: int) -> in
     return min(usable, key=lambda s: (tables.get(s, 0), s))
 
 
-def _need(entrant: Entrant, field: Sequence[Entrant]) -> float:
+class Doubts:
+    """Each bot's doubt (the sum over the rest of the field of
+    ``referee.ratings.online.misorder``), kept as the field and its ratings change: a
+    bot whose rating moved costs a pass over the field, not every pair of bots (which is
+    a million pairs at a thousand bots, at every table)."""
+
+    def __init__(self) -> None:
+        self._beliefs: dict[str, Belief] = {}
+        self._sums: dict[str, float] = {}
+
+    def sync(self, field: Sequence[Entrant]) -> Mapping[str, float]:
+        """The doubts of ``field``'s bots, after taking in its changes since the last
+        call (a bot gone, come, or whose belief is another object)."""
+        now = {e.name: e.belief for e in field}
+        for name in [n for n in self._beliefs if n not in now]:
+            gone = self._beliefs.pop(name)
+            del self._sums[name]
+            for other, belief in self._beliefs.items():
+                self._sums[other] -= misorder(belief, gone)
+        for name, belief in now.items():
+            old = self._beliefs.get(name)
+            if old is belief:
+                continue
+            total = 0.0
+            for other, theirs in self._beliefs.items():
+                if other == name:
+                    continue
+                gained = misorder(theirs, belief)  # the same either way round
+                total += gained
+                self._sums[other] += gained if old is None else gained - misorder(theirs, old)
+            self._beliefs[name] = belief
+            self._sums[name] = total
+        return self._sums
+
+
+def _need(entrant: Entrant, field: Sequence[Entrant],
+          doubts: Mapping[str, float] | None) -> float:
+    if doubts is not None:
+        return doubts[entrant.name] / (1 + entrant.games)
     doubt = sum(misorder(entrant.belief, other.belief) for other in field
                 if other.name != entrant.name)
     return doubt / (1 + entrant.games)
@@ -93,16 +131,19 @@ def _weight(entrant: Entrant, table: Sequence[Entrant], balanced: bool) -> float
 
 
 def choose_table(
-    field: Sequence[Entrant], size: int, rng: random.Random, *, placement_games: int
+    field: Sequence[Entrant], size: int, rng: random.Random, *, placement_games: int,
+    doubts: Doubts | None = None,
 ) -> tuple[str, ...] | None:
     """The bots of the next table of ``size`` (the focus first), or None when the field
-    has fewer bots than that."""
+    has fewer bots than that. With ``doubts`` (kept from one table to the next) a large
+    field costs a pass over it per table and per bot whose rating changed since."""
     if size < 2:
         raise ValueError(f"a table seats at least 2 bots, not {size}")
     if len(field) < size:
         return None
     if len({e.name for e in field}) != len(field):
         raise ValueError("a bot is twice in the field")
+    sums = None if doubts is None else doubts.sync(field)
     order = list(field)
     rng.shuffle(order)  # ties go to a random bot
     newcomers = [e for e in order if e.games < placement_games]
@@ -111,7 +152,7 @@ def choose_table(
         focus = min(newcomers, key=lambda e: e.games)
     else:
         focus = max((e for e in order if e.games + placement_games <= cap),
-                    key=lambda e: _need(e, field))
+                    key=lambda e: _need(e, field, sums))
     table = [focus]
     rest = [e for e in order if e.name != focus.name]
     while len(table) < size:

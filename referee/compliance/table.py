@@ -17,7 +17,9 @@ from referee.core import (
     BotFault,
     MatchSettings,
     ScheduledGame,
+    TimeBasis,
     TimeControl,
+    Verdict,
 )
 from referee.match import Choice, GameReferee
 from referee.rules import Drew
@@ -65,18 +67,18 @@ class RecordingConnection(BotConnection):
         return self._id
 
     async def request(
-        self, message: Decide | React, deadline_ms: int, *, cpu_cap_ms: int | None = None,
-        watch: WaitWatch | None = None, starved_cap: int = STARVED_WAIT_CAP,
-    ) -> tuple[Answer, float]:
+        self, message: Decide | React, deadline_ms: int, *,
+        basis: TimeBasis = TimeBasis.WALL, watch: WaitWatch | None = None,
+        starved_cap: int = STARVED_WAIT_CAP,
+    ) -> tuple[Answer, Verdict]:
         try:
-            answer, elapsed_ms = await super().request(
-                message, deadline_ms, cpu_cap_ms=cpu_cap_ms, watch=watch,
-                starved_cap=starved_cap)
+            answer, verdict = await super().request(
+                message, deadline_ms, basis=basis, watch=watch, starved_cap=starved_cap)
         except BotFault as fault:
             self.exchanges.append(Exchange(message, None, fault))
             raise
         self.exchanges.append(Exchange(message, answer, None))
-        return answer, elapsed_ms
+        return answer, verdict
 
 
 class GameStopped(Exception):

@@ -9,8 +9,8 @@ from referee import lazy_face
 
 if TYPE_CHECKING:
     from .bounds import at_least, between
-    from .clock import CPU_STARVED_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
-    from .defaults import DEFAULT_JOIN_TIMEOUT_S
+    from .clock import CPU_STARVED_CAP, CPU_WALL_CAP, MAX_MS, SeatClock, TimeBasis, TimeControl
+    from .defaults import DEFAULT_JOIN_TIMEOUT_S, DEFAULT_TIME_BASIS
     from .errors import RefereeError, UsageError, UserError
     from .fairness import (
         STARVED_WAIT_CAP,
@@ -57,5 +57,6 @@ if TYPE_CHECKING:
     from .series import SeriesGame, SeriesResult, series_results
     from .specs import REMOTE, BotCommand, BotSpec, HardLimits, ResourceLimits, Sandbox
     from .time_use import TimeRecorder, TimeUse
+    from .waiting import Look, Measure, Need, Verdict, WaitPolicy, WaitTimeout
 else:
     __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

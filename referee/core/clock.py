@@ -27,11 +27,12 @@ judged on the unrounded value.
 
 Time basis
 ----------
-By default (:attr:`TimeBasis.WALL`) the elapsed time of a decision is wall time. With
-:attr:`TimeBasis.CPU` it is the CPU time the bot's processes used (children included),
-which a crowded machine does not inflate; a decision then also ends, late, once its wall
-time passes :data:`CPU_WALL_CAP` times its deadline, so that a bot that sleeps or waits
-on I/O still times out.
+By default (:attr:`TimeBasis.CPU`) the elapsed time of a decision is the CPU time the
+bot's processes used (children included), which a crowded machine, or another bot of
+the game, does not inflate; a decision then also ends, late, once its wall time passes
+:data:`CPU_WALL_CAP` times its deadline, so that a bot that sleeps or waits on I/O still
+times out. With :attr:`TimeBasis.WALL` it is wall time (and so it is, whatever the
+basis, for a bot whose CPU time cannot be read, such as a remote one).
 
 A +3 Breaker reaction has its own fixed allowance
 (:attr:`TimeControl.reaction_ms`) that is never charged to the bank.
@@ -48,6 +49,8 @@ from typing import Any, Final
 
 import attrs
 from taki_protocol import MAX_INT32
+
+from referee.core.defaults import DEFAULT_TIME_BASIS
 
 __all__ = [
     "CPU_STARVED_CAP",
@@ -164,8 +167,10 @@ class TimeControl:
     grace_ms: int = attrs.field(default=DEFAULT_GRACE_MS, validator=_non_negative)
     """Slack added to every hard deadline (see the module docstring)."""
 
-    time_basis: TimeBasis = attrs.field(default=TimeBasis.WALL, converter=TimeBasis)
-    """What the elapsed times are: wall time or the bot's CPU time (``time_basis`` in a
+    time_basis: TimeBasis = attrs.field(default=TimeBasis(DEFAULT_TIME_BASIS),
+                                        converter=TimeBasis)
+    """What the elapsed times are: the bot's CPU time (the default,
+    ``referee.core.defaults.DEFAULT_TIME_BASIS``) or wall time (``time_basis`` in a
     league file's ``[time]``)."""
 
     def wall_cap_ms(self, deadline_ms: int) -> int:
@@ -192,15 +197,16 @@ class TimeControl:
         return self.reaction_ms + self.grace_ms
 
     def describe(self) -> str:
-        """Short human-readable summary, e.g. ``60000+100 ms bank, 1000 ms/move``."""
+        """Short human-readable summary, e.g. ``60000+100 ms bank, 1000 ms/move`` (and
+        the time basis when it is not the default: ``wall time``)."""
         parts: list[str] = []
         if self.bank_ms is not None:
             inc = f"+{self.increment_ms}" if self.increment_ms else ""
             parts.append(f"{self.bank_ms}{inc} ms bank")
         if self.move_ms is not None:
             parts.append(f"{self.move_ms} ms/move")
-        if self.time_basis is TimeBasis.CPU:
-            parts.append("CPU time")
+        if self.time_basis is not TimeBasis(DEFAULT_TIME_BASIS):
+            parts.append(f"{self.time_basis} time")
         return ", ".join(parts)
 
 
@@ -223,8 +229,11 @@ class Charge:
         return self.elapsed_ms > self.deadline_ms
 
     def describe(self) -> str:
-        """E.g. ``took 1234 ms, allowed 1000 ms``; suitable as a timeout detail."""
-        return f"took {self.elapsed_ms:.0f} ms, allowed {self.allowed_ms} ms"
+        """E.g. ``took 1234 ms, allowed 1000 ms + 5 ms grace``; suitable as a timeout
+        detail: it names the whole deadline that was applied."""
+        grace = self.deadline_ms - self.allowed_ms
+        extra = f" + {grace} ms grace" if grace else ""
+        return f"took {self.elapsed_ms:.0f} ms, allowed {self.allowed_ms} ms{extra}"
 
 
 @attrs.define

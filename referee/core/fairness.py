@@ -33,13 +33,15 @@ a wait is its request's time plus its allowance plus the time the bot was kept o
 CPU since the request, as the last judgement found it: while the bot is judged starved
 over the watched window, all the time its processes did not run since the request (the
 wait less their CPU time); otherwise, unless the timeout is the bot's or the game's own
-doing (below), the time they waited for a CPU since the request (by the kernel's count).
-A wait whose deadline so moved lies ahead is watched and judged again (at least
-:func:`min_extension_ms` later; a bot that may be waiting for a CPU as a window ends is
-watched a step longer, :func:`may_be_waiting`), up to a cap (:data:`STARVED_WAIT_CAP`
-times the allowance by default). An answer read after its deadline is judged on its
-waits for a CPU since the request (every one of them ended, and is counted, once it
-answered), plus the referee's own wait for a CPU over the window (at most its lateness).
+doing (below), the time they waited for a CPU (by the kernel's count: since the request
+where it was read then, else over the watched window). A wait whose deadline so moved
+lies ahead is watched and judged again (at least :func:`min_extension_ms` later; a bot
+that may be waiting for a CPU as a window ends is watched a step longer,
+:func:`may_be_waiting`), up to a cap (:data:`STARVED_WAIT_CAP` times the allowance by
+default). An answer read after its deadline is judged on the same waits for a CPU (every
+one of them ended, and is counted, once it answered), plus the referee's lateness the
+figures hold. The rules of the wait itself (when to look, what to charge, the
+referee's own lateness) are ``referee.core.waiting``'s.
 The bot is charged the wait less its extensions (:func:`charged_ms`): the time it could
 think. A bot whose deadline so moved has passed anyway had its time: its timeout is its
 own; only a wait that reaches the cap with the bot still starved is an infrastructure
@@ -71,6 +73,7 @@ __all__ = [
     "WaitFigures",
     "charged_ms",
     "extension_ms",
+    "game_doing",
     "judge",
     "late_margin_ms",
     "may_be_waiting",
@@ -187,33 +190,47 @@ class WaitFigures:
         return "; ".join(parts)
 
 
+def _others_took_the_cpus(figures: WaitFigures) -> bool:
+    """The game's other bots used at least :data:`OTHERS_CPU_SHARE` of a CPU over the
+    window, or all its bots together more than :data:`GAME_CPU_SHARE` CPUs."""
+    window, others = figures.window_ms, figures.others_cpu_ms
+    return (others >= OTHERS_CPU_SHARE * window
+            or (figures.cpu_ms or 0.0) + others > GAME_CPU_SHARE * window)
+
+
+def _crowded_itself(figures: WaitFigures) -> bool:
+    """The bot's processes wanted more than :data:`GAME_CPU_SHARE` CPUs (their CPU time
+    and waits for a CPU). The kernel counts a wait for a CPU when it ends, so the waits
+    counted over the window began after the request, not necessarily in the window: one
+    thread's CPU time and waits add up to at most the whole wait."""
+    wanted = (figures.cpu_ms or 0.0) + (figures.run_delay_ms or 0.0)
+    return wanted > GAME_CPU_SHARE * max(figures.window_ms, figures.wait_ms)
+
+
+def game_doing(figures: WaitFigures) -> bool:
+    """Whether the game itself kept the bot (or the referee) from the CPU: the bot
+    lowered its priority or crowded itself with its own processes, or the game's other
+    bots took the CPUs. Such a wait buys neither a void nor an extension."""
+    return (figures.lowered_priority or _others_took_the_cpus(figures)
+            or _crowded_itself(figures))
+
+
 def judge(figures: WaitFigures, grace_ms: int) -> Blame:
     """Whose fault the timeout measured by ``figures`` was (see the module docstring)."""
     window = figures.window_ms
-    if window <= 0:
-        return Blame.BOT
-    own = figures.cpu_ms
-    if figures.others_cpu_ms >= OTHERS_CPU_SHARE * window:
-        return Blame.BOT
-    if own is not None and own + figures.others_cpu_ms > GAME_CPU_SHARE * window:
+    if window <= 0 or _others_took_the_cpus(figures):
         return Blame.BOT
     if figures.answer_waiting and figures.referee_late_ms > late_margin_ms(grace_ms):
         return Blame.REFEREE_LATE
-    if own is None or figures.run_delay_ms is None:
+    own, delay = figures.cpu_ms, figures.run_delay_ms
+    if own is None or delay is None or game_doing(figures):
         return Blame.BOT
-    if figures.lowered_priority:
-        return Blame.BOT
-    # The kernel counts a wait for a CPU when it ends, so the waits counted over the
-    # window began after the request, not necessarily in the window: one thread's CPU
-    # time and waits add up to at most the whole wait.
-    if own + figures.run_delay_ms > GAME_CPU_SHARE * max(window, figures.wait_ms):
-        return Blame.BOT  # it wanted more than a CPU: its threads crowded each other
     late = figures.answer_late_ms
-    if late is not None and figures.run_delay_ms > late:
+    if late is not None and delay > late:
         return Blame.STARVED  # without its waits for a CPU, the answer was in time
     if own >= STARVED_CPU_SHARE * window:
         return Blame.BOT
-    if own + figures.run_delay_ms >= RUNNABLE_SHARE * window:
+    if own + delay >= RUNNABLE_SHARE * window:
         return Blame.STARVED
     if figures.runnable and _host_busy(figures):
         return Blame.STARVED
@@ -227,7 +244,7 @@ def extension_ms(figures: WaitFigures, grace_ms: int) -> float:
     lateness. 0 when the timeout is the bot's or the game's own doing: a bot that
     buys no void buys no extension."""
     own, delay = figures.cpu_ms, figures.run_delay_ms
-    if own is None or delay is None or _own_doing(figures):
+    if own is None or delay is None or game_doing(figures):
         return 0.0
     cpu = figures.wait_cpu_ms
     credit = delay if figures.wait_run_delay_ms is None else figures.wait_run_delay_ms
@@ -247,17 +264,7 @@ def may_be_waiting(figures: WaitFigures) -> bool:
     """Whether the bot may be waiting for a CPU as the window ends (a thread of it was
     runnable, and its wait is not its own doing): the kernel counts a wait only when it
     ends, so the bot is watched a while longer rather than found out of time."""
-    return figures.runnable_at_end and figures.cpu_ms is not None and not _own_doing(figures)
-
-
-def _own_doing(figures: WaitFigures) -> bool:
-    """Whether the bot lowered its priority, crowded itself with its own processes, or
-    the game's other bots took the CPUs (as :func:`judge` finds them)."""
-    own, delay, window = figures.cpu_ms or 0.0, figures.run_delay_ms or 0.0, figures.window_ms
-    return (figures.lowered_priority
-            or figures.others_cpu_ms >= OTHERS_CPU_SHARE * window
-            or own + figures.others_cpu_ms > GAME_CPU_SHARE * window
-            or own + delay > GAME_CPU_SHARE * max(window, figures.wait_ms))
+    return figures.runnable_at_end and figures.cpu_ms is not None and not game_doing(figures)
 
 
 def min_extension_ms(deadline_ms: float) -> float:

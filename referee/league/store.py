@@ -307,16 +307,21 @@ class ResultStore:
 
     def has_game(self, game_id: str) -> bool:
         with self._errors(_READ):
-            row = self._db.execute(f"SELECT 1 FROM ({self._stored_query()}) WHERE game_id = ?",
-                                   (game_id,))
-            return row.fetchone() is not None
+            return self._is_stored(game_id)
+
+    def _is_stored(self, game_id: str) -> bool:
+        """Whether the game is stored, with a result or voided: one lookup by key in each
+        table (a filter on the union of the two tables would read every stored game)."""
+        if self._db.execute("SELECT 1 FROM games WHERE game_id = ?", (game_id,)).fetchone():
+            return True
+        return self._has_table("voided_games") and self._db.execute(
+            "SELECT 1 FROM voided_games WHERE game_id = ?", (game_id,)).fetchone() is not None
 
     def record(self, game: GameRecord) -> bool:
         """Store a finished (or voided) game and the infrastructure faults of its voided
         plays in one transaction; False if it was already stored."""
         with self._errors(_WRITE), self._transaction():
-            if self._db.execute(f"SELECT 1 FROM ({self._stored_query()}) WHERE game_id = ?",
-                                (game.game_id,)).fetchone() is not None:
+            if self._is_stored(game.game_id):
                 return False
             self._db.executemany(
                 "INSERT INTO infra_events(game_id, attempt, seat, bot, blame, detail, figures)"

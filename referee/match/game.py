@@ -47,9 +47,9 @@ from referee.core import (
     SeatClock,
     SeatForfeit,
     SeatOutcome,
-    TimeBasis,
     TimeRecorder,
     TimeUse,
+    WaitTimeout,
     judge,
 )
 from referee.rules import REACT, Action, GameResult, GameState, events_since, new_game, view
@@ -263,8 +263,6 @@ class GameReferee:
         request = React if react else Decide
         allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
         deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
-        control = self.settings.time
-        cap = control.wall_cap_ms(deadline) if control.time_basis is TimeBasis.CPU else None
         watch = WaitWatch(conn.cpu, self._others[seat]) if self._judged else None
         try:
             # The view and the legal actions come from the rules engine, whose views
@@ -278,8 +276,9 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, elapsed = await conn.request(msg, deadline, cpu_cap_ms=cap, watch=watch,
-                                                 starved_cap=self.settings.starved_cap)
+            answer, wait = await conn.request(msg, deadline, basis=self.settings.time.time_basis,
+                                              watch=watch, starved_cap=self.settings.starved_cap)
+            elapsed = wait.charged_ms
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
         except BotTimeout as fault:
@@ -287,7 +286,8 @@ class GameReferee:
         except BotFault as fault:
             return fault
         if verdict.late:
-            return self._timed_out(seat, conn, BotTimeout(verdict.describe()), None, allowed)
+            late = WaitTimeout(verdict.describe(), wait.figures)
+            return self._timed_out(seat, conn, late, None, allowed)
         self.times.record(seat, elapsed, allowed)
         if not 0 <= answer.choice < len(legal):
             return BotIllegalAction(
@@ -313,7 +313,7 @@ class GameReferee:
     def _judge_timeout(self, seat: int, conn: BotConnection, fault: BotTimeout) -> None:
         """Void the game when the figures of the seat's timed-out wait show the
         machine's fault; a game that ended is never voided."""
-        figures = conn.last_wait
+        figures = fault.figures if isinstance(fault, WaitTimeout) else None
         if figures is None or self.state.is_over or not self._judged or self.void is not None:
             return
         blame = judge(figures, self.settings.time.grace_ms)

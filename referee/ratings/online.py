@@ -68,9 +68,13 @@ def misorder(a: Belief, b: Belief) -> float:
 class OnlineRatings:
     """The beliefs of a field of bots, updated game by game (:meth:`update`)."""
 
-    def __init__(self, initial: Belief = Belief()) -> None:
+    def __init__(self, initial: Belief = Belief(), *,
+                 beliefs: Mapping[str, Belief] | None = None) -> None:
+        """A field rated from scratch, or from the ``beliefs`` of an earlier point (kept,
+        e.g. the season's aggregates): rating the games after that point then gives the
+        beliefs that rating every game from the first would."""
         self.initial = initial
-        self._beliefs: dict[str, Belief] = {}
+        self._beliefs: dict[str, Belief] = dict(beliefs or {})
 
     def belief(self, bot: str) -> Belief:
         """The belief of ``bot``: the initial one for a bot never rated."""

@@ -21,7 +21,7 @@ from typing import Final
 
 import taki_protocol
 
-__all__ = ["ETC_ENTRIES", "SYSTEM_DIRS", "TOOLCHAIN_DIRS", "OutsideTheBot", "etc_entries",
+__all__ = ["ETC_ENTRIES", "SYSTEM_DIRS", "OutsideTheBot", "etc_entries",
            "inside", "named_files", "python_dirs", "sdk_dir", "toolchains"]
 
 #: System directories a program needs to run, bound read-only when they exist.
@@ -34,10 +34,6 @@ ETC_ENTRIES: Final = (
     "/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/ssl",
     "/etc/ca-certificates", "/etc/mime.types", "/etc/java-*-openjdk", "/etc/mono",
 )
-#: Toolchains installed in the referee's home rather than under /usr (rustup's cargo
-#: and rustc, the .NET SDK's installer script's default), bound read-only when they
-#: exist. ``~`` is the referee's home.
-TOOLCHAIN_DIRS: Final = ("~/.cargo/bin", "~/.rustup", "~/.dotnet")
 
 
 class OutsideTheBot(ValueError):
@@ -64,11 +60,12 @@ def python_dirs() -> list[str]:
 
 
 def toolchains() -> list[str]:
-    """Every runtime a bot may name and run: the system directories, the parts of /etc
-    they need, the referee's Python and the toolchains of :data:`TOOLCHAIN_DIRS`, those
-    that exist."""
-    home = [os.path.expanduser(p) for p in TOOLCHAIN_DIRS]
-    found = [p for p in (*SYSTEM_DIRS, *home) if os.path.lexists(p)]
+    """Every runtime a bot may name and run: the system directories (the
+    distribution's compilers and runtimes: Node.js, the JDK, Go, cargo and rustc, Mono,
+    gcc), the parts of /etc they need and the referee's Python, those that exist. A
+    toolchain installed in the referee's home (rustup's) is not among them: its
+    settings live there too."""
+    found = [p for p in SYSTEM_DIRS if os.path.lexists(p)]
     return [*found, *etc_entries(), *python_dirs()]
 
 

@@ -41,26 +41,26 @@ from taki_protocol import (
 
 from referee import __version__
 from referee.core import (
-    CPU_STARVED_CAP,
+    CPU_WALL_CAP,
     EXIT_SEEN_MS,
     GOODBYE_MS,
-    MAX_MS,
     SHUTDOWN_WAIT_MS,
     STARVED_WAIT_CAP,
-    Blame,
     BotCrashed,
     BotFault,
     BotProtocolError,
     BotSpec,
     BotTimeout,
-    WaitFigures,
-    judge,
+    TimeBasis,
+    Verdict,
+    WaitPolicy,
+    WaitTimeout,
     scaled_s,
 )
 from referee.shell.cputime import CpuMeter, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
 from referee.shell.spawn import open_bot_process
-from referee.shell.waits import WaitWatch, watched_end_late, watched_receive
+from referee.shell.waits import WaitWatch, timed_receive
 
 REFEREE_ID = f"taki-referee {__version__}"
 
@@ -124,8 +124,6 @@ class BotConnection:
         self._next_id = 0
         #: Reads the CPU time of the bot's processes (a local bot's), else None.
         self.cpu: CpuMeter | None = None
-        #: The figures of the last request's wait when it ended late (see request).
-        self.last_wait: WaitFigures | None = None
         #: What the fixed waits of the conversation are multiplied by (``check --slack``).
         self.slack = 1.0
         #: The last wait for the bot's exit after ``error`` or ``shutdown``, in seconds.
@@ -210,20 +208,24 @@ class BotConnection:
         ``grace_ms``, which a timeout's detail leaves out, as it does for requests).
 
         A local bot's start is watched and judged like a request under the wall basis
-        (``referee.shell.waits.watched_receive``): a bot starved of CPU at the deadline
-        has it extended, up to ``starved_cap`` times; :attr:`last_wait` holds the
-        figures of a start that timed out, for the game to judge whose fault it was."""
-        self.last_wait = None
+        (``referee.core.waiting``): a bot starved of CPU at the deadline has it
+        extended, up to ``starved_cap`` times; a start that timed out raises
+        :class:`~referee.core.waiting.WaitTimeout` with the figures, for the game to
+        judge whose fault it was."""
         span_ms = startup_ms + grace_ms
         watch = None if self.cpu is None else WaitWatch(self.cpu)
         if watch is not None:
             watch.arm()
         try:
             start = await self.send(Hello(referee=REFEREE_ID), span_ms / 1000)
-            reply, _ = await watched_receive(self, start, span_ms, grace_ms, watch,
-                                             span_ms * starved_cap)
-        except (trio.TooSlowError, BotTimeout):
+        except BotTimeout:
             raise BotTimeout(f"no hello within the startup time of {startup_ms} ms") from None
+        policy = WaitPolicy(start=start, span_ms=span_ms, told_ms=startup_ms,
+                            watched=watch is not None, starved_cap=starved_cap)
+        reply, verdict = await timed_receive(self, policy, watch)
+        if reply is None:
+            raise WaitTimeout(f"no hello within the startup time of {startup_ms} ms",
+                              verdict.figures)
         if not isinstance(reply, BotHello):
             raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
         self.bot_name = reply.name
@@ -281,105 +283,49 @@ class BotConnection:
         message: Decide | React,
         deadline_ms: int,
         *,
-        cpu_cap_ms: int | None = None,
+        basis: TimeBasis = TimeBasis.WALL,
         watch: WaitWatch | None = None,
         starved_cap: int = STARVED_WAIT_CAP,
-    ) -> tuple[Answer, float]:
+    ) -> tuple[Answer, Verdict]:
         """Send a request and wait for its answer until the deadline: ``deadline_ms``
         enforces the request's own ``deadline_ms`` (the time the bot was told it has)
-        plus the grace. A timeout's detail gives the time the bot was told.
+        plus the grace. Returns the answer and the verdict of the wait
+        (``referee.core.waiting``), whose ``charged_ms`` is the time the bot is charged;
+        a wait that ended without an answer raises
+        :class:`~referee.core.waiting.WaitTimeout`, with the figures to judge whose
+        fault it was when it may be the machine's.
 
-        Returns the answer and the time it took in milliseconds, measured on the
-        monotonic clock from the moment the request was handed to the pipe to the
-        moment the answer was complete. (Taking the start after the write instead
-        would leave out any time the referee is preempted right after it, typically
-        by the bot it just woke up on a busy machine.)
+        Under the wall basis the time is measured on the monotonic clock from the moment
+        the request was handed to the pipe to the moment the answer was complete (or
+        the referee meant to look, when it ran late), less the extensions of a starved
+        wait. (Taking the start after the write instead would leave out any time the
+        referee is preempted right after it, typically by the bot it just woke up on a
+        busy machine.) Under the CPU basis (a bot whose CPU time can be read) the time
+        is the CPU time the bot's processes used.
 
-        With ``cpu_cap_ms`` (the CPU basis, for a bot whose CPU time can be read) the
-        time is the CPU time the bot's processes used, the deadline applies to it, and
-        the wait ends, late, after ``cpu_cap_ms`` of wall time.
-
-        ``watch`` samples the bot and the host from the wait's check point on
-        (``referee.shell.waits``); :attr:`last_wait` then holds the figures of a wait
-        that ended late, for the caller to judge whose fault it was. Under the wall
-        basis a watched wait whose bot is starved at the deadline is extended, up to
-        ``starved_cap`` times ``deadline_ms`` (``referee.shell.waits.watched_receive``),
-        and the time returned is the wait less its extensions."""
-        self.last_wait = None
-        deadline_s = deadline_ms / 1000
+        ``watch`` (None: the wait is not judged) samples the bot, the game's other bots
+        and the host from the wait's check point on (``referee.shell.waits``)."""
         if self.codec.buffered or self.process.readable_now():
             await self._refuse_unsolicited(message.TYPE)
-        meter = self.cpu
-        if cpu_cap_ms is not None and meter is not None:
-            return await self._cpu_request(message, deadline_ms, cpu_cap_ms, meter, watch)
+        meter = self.cpu if basis is TimeBasis.CPU else None
+        before = None if meter is None else meter.quick()
         if watch is not None:
-            watch.arm()
-        start = await self.send(message, timeout_s=deadline_s)
-        grace_ms = deadline_ms - message.deadline_ms
-        try:
-            reply, elapsed_ms = await watched_receive(
-                self, start, deadline_ms, grace_ms, watch, deadline_ms * starved_cap)
-        except trio.TooSlowError:
-            raise BotTimeout(f"no answer within {message.deadline_ms} ms") from None
-        if not isinstance(reply, Answer):
-            raise BotProtocolError(f"expected an action, got {reply.TYPE}")
-        return reply, elapsed_ms
-
-    def _starved(self, grace_ms: int) -> bool:
-        """Whether the figures of the last wait show a bot starved of CPU."""
-        figures = self.last_wait
-        return figures is not None and judge(figures, grace_ms) is Blame.STARVED
-
-    async def _cpu_request(
-        self,
-        message: Decide | React,
-        deadline_ms: int,
-        cap_ms: int,
-        meter: CpuMeter,
-        watch: WaitWatch | None,
-    ) -> tuple[Answer, float]:
-        """A request under the CPU basis: the bot's CPU time is read when the answer is
-        complete, and checked whenever it could have passed the deadline."""
-        before = meter.quick()
+            watch.arm(before)  # the cheap reading: its CPU time since the request
+        cap_ms = deadline_ms * (CPU_WALL_CAP if meter is not None else 1)
         start = await self.send(message, timeout_s=cap_ms / 1000)
-        cap = start + cap_ms / 1000
-        check = start + deadline_ms / 1000
-        while True:
-            try:
-                reply = await self.receive(deadline=min(check, cap))
-                break
-            except trio.TooSlowError:
-                pass
-            if watch is not None:
-                watch.begin()
-            used = meter.quick().since(before)
-            if used > deadline_ms:
-                self.last_wait = None  # its own CPU time: not the machine's doing
-                raise BotTimeout(f"used {used:.0f} ms of CPU time, allowed"
-                                 f" {message.deadline_ms} ms") from None
-            if trio.current_time() >= cap:
-                if used < message.deadline_ms:  # less CPU than it was told it has: judged
-                    await watched_end_late(self, watch, start, cap, cap_ms / 1000)
-                    if watch is not None and self._starved(deadline_ms - message.deadline_ms):
-                        # Runnable but starved, not asleep: its CPU time is what counts,
-                        # so it is waited for, up to CPU_STARVED_CAP times its deadline.
-                        starved_cap = start + min(deadline_ms * CPU_STARVED_CAP, MAX_MS) / 1000
-                        if trio.current_time() < starved_cap:
-                            self.last_wait = None
-                            watch = WaitWatch(meter, watch.others)
-                            watch.begin()
-                            cap = min(trio.current_time() + cap_ms / 1000, starved_cap)
-                            continue
-                waited = (trio.current_time() - start) * 1000
-                raise BotTimeout(
-                    f"no answer within {waited:.0f} ms of wall time (it used {used:.0f} ms"
-                    f" of CPU time of {message.deadline_ms})") from None
-            # The earliest its CPU time could pass the deadline (one thread's worth).
-            check = trio.current_time() + max((deadline_ms - used) / 1000, 0.002)
-        used = meter.quick().since(before)
+        policy = WaitPolicy(start=start, span_ms=deadline_ms, told_ms=message.deadline_ms,
+                            watched=watch is not None, metered=meter is not None,
+                            basis=basis, starved_cap=starved_cap)
+        used = None
+        if meter is not None and before is not None:
+            def used() -> float:
+                return meter.quick().since(before)
+        reply, verdict = await timed_receive(self, policy, watch, used)
+        if reply is None:
+            raise WaitTimeout(verdict.detail, verdict.figures)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
-        return reply, used
+        return reply, verdict
 
     async def _refuse_unsolicited(self, what: str) -> None:
         """Raise BotProtocolError when the bot wrote a message before the request that it
@@ -466,11 +412,14 @@ async def open_bot(
     command = spec.local_command()
     async with open_bot_process(command, stderr_path=stderr_path) as process:
         conn = connection(spec.name, process)
-        conn.cpu = CpuMeter(process.pid, niceness=command.limits.niceness or 0)
+        conn.cpu = meter = CpuMeter(process.pid, niceness=command.limits.niceness or 0)
         conn.slack = slack
-        async with bot_session(conn, startup_ms=startup_ms, grace_ms=grace_ms,
-                               starved_cap=starved_cap):
-            yield conn
+        try:
+            async with bot_session(conn, startup_ms=startup_ms, grace_ms=grace_ms,
+                                   starved_cap=starved_cap):
+                yield conn
+        finally:
+            meter.close()
 
 
 @contextlib.asynccontextmanager

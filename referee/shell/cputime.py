@@ -16,10 +16,13 @@ The referee's own lateness comes from its thread's wait for a CPU (its ``schedst
 the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrades to
 "unknown" (None) where ``/proc`` does not tell, and nothing here raises.
 
-Costs (``benchmarks/ipc.py`` measures a decision): one ``clock_gettime`` and a few small
-reads of ``/proc`` per quick reading (the CPU basis, twice a decision; a judged wait
-under the wall basis, once); a thorough sample scans ``/proc`` (a few milliseconds on
-a busy host), and is taken only by waits that reached their check point.
+Costs (``benchmarks/ipc.py`` measures a decision): a quick reading (the CPU basis, twice
+a decision) re-reads files kept open (``referee.shell.cpucounter``): the bot's cgroup
+counter where it has one, else each of its processes' CPU clock, ``stat`` and threads'
+``children`` (a few microseconds a process); a request answered before its check point
+reads nothing else. A thorough
+sample scans ``/proc`` (a few milliseconds on a busy host), and is taken only by waits
+that reached their check point.
 """
 
 from __future__ import annotations
@@ -33,12 +36,12 @@ from typing import Final
 
 import attrs
 
+from referee.shell.cpucounter import TreeCounter, process_cpu_ms, reaped_ms
 from referee.shell.limits import CGROUP_ROOT, PARENT
 
 __all__ = ["CpuMeter", "CpuSample", "HostSample", "host_sample", "load_per_cpu",
            "own_cgroup_dirs"]
 
-_TICK_MS: Final = 1000.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
 _CPUS: Final = os.cpu_count() or 1
 _OWN_NICE: Final = os.getpriority(os.PRIO_PROCESS, 0) if hasattr(os, "getpriority") else 0
 
@@ -62,16 +65,6 @@ def _stat_fields(pid: int) -> list[bytes] | None:
     if not data:
         return None
     return data[data.rfind(b")") + 2:].split()
-
-
-def _process_cpu_ms(pid: int) -> float | None:
-    """The CPU time of all the threads of process ``pid`` (live or ended), from its CPU
-    clock; None once it is gone (or where there is no such clock)."""
-    clock = ((~pid) << 3) | 2  # the kernel's CPU clock of a process (CPUCLOCK_SCHED)
-    try:
-        return time.clock_gettime_ns(clock) / 1e6
-    except (OSError, OverflowError, AttributeError):
-        return None
 
 
 def _children(pid: int) -> list[int]:
@@ -162,12 +155,16 @@ class CpuSample:
     def since(self, earlier: CpuSample) -> float:
         """CPU time used between ``earlier`` and this sample, in ms: processes that
         were not there before count with all their time, and none counts less than 0."""
+        if self.cgroup_ms is not None and earlier.cgroup_ms is not None:
+            cgroup = max(0.0, self.cgroup_ms - earlier.cgroup_ms)
+            if not (self.by_pid and earlier.by_pid):  # a quick reading of the cgroup
+                return cgroup
+        else:
+            cgroup = 0.0
         used = 0.0
         for pid, ms in self.by_pid.items():
             used += max(0.0, ms - earlier.by_pid.get(pid, 0.0))
-        if self.cgroup_ms is not None and earlier.cgroup_ms is not None:
-            used = max(used, self.cgroup_ms - earlier.cgroup_ms)
-        return used
+        return max(used, cgroup)
 
     def run_delay_since(self, earlier: CpuSample) -> float | None:
         """How long the processes of both samples waited for a CPU in between, in ms
@@ -177,13 +174,6 @@ class CpuSample:
         before = earlier.delay_by_pid
         return sum(max(0.0, ms - before[pid]) for pid, ms in self.delay_by_pid.items()
                    if pid in before)
-
-
-def _reaped_ms(fields: list[bytes] | None) -> float:
-    """``cutime + cstime`` of a process (its reaped children), in ms."""
-    if fields is None or len(fields) < 15:
-        return 0.0
-    return (int(fields[13]) + int(fields[14])) * _TICK_MS
 
 
 def _cgroup_ms(dirs: Sequence[Path]) -> float | None:
@@ -219,7 +209,9 @@ def own_cgroup_dirs(pid: int, root: Path = CGROUP_ROOT) -> tuple[Path, ...]:
 
 class CpuMeter:
     """Reads the CPU time of one bot's process tree (its root is ``pid``, which leads
-    its session), and its own cgroup's CPU counter when it has one."""
+    its session), and its own cgroup's CPU counter when it has one.
+
+    :meth:`close` closes the files that :meth:`quick` keeps open."""
 
     def __init__(self, pid: int, cgroup_dirs: Sequence[Path] | None = None, *,
                  niceness: int = 0) -> None:
@@ -228,6 +220,17 @@ class CpuMeter:
         #: further chose to yield.
         self.niceness = niceness
         self.cgroup_dirs = own_cgroup_dirs(pid) if cgroup_dirs is None else tuple(cgroup_dirs)
+        self._counter: TreeCounter | None = None
+
+    def close(self) -> None:
+        """Close the files of the cheap reading (idempotent; it opens them again when
+        read once more)."""
+        if self._counter is not None:
+            self._counter.close()
+            self._counter = None
+
+    def __del__(self) -> None:
+        self.close()
 
     def _tree(self) -> list[int]:
         pids = [self.pid]
@@ -242,11 +245,11 @@ class CpuMeter:
         delay: dict[int, float] | None = {} if thorough else None
         runnable = lowered = False
         for pid in pids:
-            cpu = _process_cpu_ms(pid)
+            cpu = process_cpu_ms(pid)
             if cpu is None:
                 continue
             fields = _stat_fields(pid)
-            by_pid[pid] = cpu + _reaped_ms(fields)
+            by_pid[pid] = cpu + reaped_ms(fields)
             if delay is not None:
                 delay[pid], running = _threads(pid)
                 runnable = runnable or running
@@ -255,8 +258,15 @@ class CpuMeter:
         return CpuSample(time.monotonic(), by_pid, delay, cgroup, runnable, lowered)
 
     def quick(self) -> CpuSample:
-        """The tree's CPU time now (for charging CPU time): no session scan."""
-        return self._measure(self._tree(), thorough=False)
+        """The tree's CPU time now (for charging CPU time), the cheap way
+        (``referee.shell.cpucounter``): one read of the bot's cgroup counter, or of its
+        processes' files kept open; no session scan, no waits for a CPU."""
+        if self._counter is None:
+            self._counter = TreeCounter(self.pid, self.cgroup_dirs)
+        cgroup = self._counter.cgroup_ms()
+        if cgroup is not None:
+            return CpuSample(time.monotonic(), {}, None, cgroup)
+        return CpuSample(time.monotonic(), self._counter.by_pid(), None)
 
     def tree_sample(self) -> CpuSample:
         """The tree's CPU time and its threads' wait for a CPU (no session scan)."""

@@ -179,7 +179,7 @@ def containment() -> Containment:
     true = shutil.which("true") or "/bin/true"
     here = os.getcwd()
     why = _runs(_through_args_fd(bwrap, lambda fd: _contained_options(fd, here), [true],
-                                 None))
+                                 None, sandboxed=False))
     if why:
         return Containment(False, why)
     return Containment(True, bwrap=bwrap)
@@ -264,7 +264,7 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
     bwrap = contained.bwrap
     here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
     return _through_args_fd(bwrap, lambda fd: _contained_options(fd, here),
-                            command.argv, env)
+                            command.argv, env, sandboxed=False)
 
 
 def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
@@ -278,13 +278,15 @@ def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
 
 def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequence[str],
                      env: Mapping[str, str] | None, more_fds: tuple[int, ...] = (),
-                     in_child: Callable[[], None] | None = None) -> Launch:
+                     in_child: Callable[[], None] | None = None, *, sandboxed: bool = True
+                     ) -> Launch:
     """The launch of ``bwrap --args FD -- ARGV...``, where FD holds
     ``options(seccomp_fd)``, NUL-separated (bwrap reads only options there), with the
     masks of /proc (:mod:`referee.shell.proc_masks`) right after ``--proc``.
-    ``more_fds`` (which the launch takes over) are passed on too."""
+    ``more_fds`` (which the launch takes over) are passed on too. ``sandboxed``: the
+    sandbox's filter, else a contained bot's (:mod:`referee.shell.seccomp`)."""
     try:
-        seccomp = filter_fd()
+        seccomp = filter_fd(sandboxed=sandboxed)
     except BaseException:
         Launch((), None, None, more_fds).close()
         raise

@@ -25,7 +25,8 @@ ordinary failure; nothing is killed):
   ``MMAP_PAGE_ZERO``, ``ADDR_LIMIT_*``), in any persona but the query ``0xffffffff``,
   and the ``TIOCSTI`` ioctl (typing into a terminal).
 
-Channels between two bots of one game, through what the kernel shares:
+Channels between two sandboxed bots of one game, through what the kernel shares (in
+the sandbox's filter only: contained bots share the host's files anyway):
 
 * locks on a file both can open (``/etc/passwd``): ``flock`` and ``fcntl``'s lock
   commands succeed without taking any lock, so none is ever seen (a runtime that
@@ -83,16 +84,24 @@ DENIED: Final = (
     "init_module", "finit_module", "delete_module", "swapon", "swapoff", "reboot",
     "acct", "quotactl", "quotactl_fd", "syslog", "lookup_dcookie", "vhangup",
     "open_by_handle_at", "name_to_handle_at", "uselib", "iopl", "ioperm",
-    "nfsservctl", "fanotify_init", "fanotify_mark",
-    # watching files other processes open: a channel between bots
-    "inotify_init", "inotify_init1", "inotify_add_watch",
+    "nfsservctl", "fanotify_init",
 )
+
+# Sandboxed bots only: the channels between two sandboxes. A contained bot shares the
+# host's files and network with the others, and its programs may lock their files
+# against each other (two copies of a starter kit's ./bot build once): its filter
+# keeps these.
+
+#: Denied with EPERM in the sandbox: watching files other processes open.
+SANDBOX_DENIED: Final = ("fanotify_mark", "inotify_init", "inotify_init1",
+                         "inotify_add_watch")
 #: Fail with ENOSYS, as on a kernel without them: runtimes fall back to what they did
 #: before. ``clone3`` (its flags sit in memory that a filter cannot read: the C
-#: libraries then use ``clone``, whose flags it checks); the kernel's asynchronous I/O,
-#: which can ask whether a page of a shared file is in memory without reading it
-#: (``RWF_NOWAIT``), and ``cachestat``, which tells it outright.
-ABSENT: Final = ("clone3", "io_uring_setup", "io_setup", "cachestat")
+#: libraries then use ``clone``, whose flags it checks), everywhere; in the sandbox,
+#: the kernel's asynchronous I/O, which can ask whether a page of a shared file is in
+#: memory without reading it (``RWF_NOWAIT``), and ``cachestat``, which tells it.
+ABSENT: Final = ("clone3",)
+SANDBOX_ABSENT: Final = ("io_uring_setup", "io_setup", "cachestat")
 #: Succeed without doing anything. ``flock``: a lock on a file every bot can open
 #: (``/etc/passwd``) is a channel between them; no lock is ever taken, so none is
 #: seen. ``fadvise``: dropping a shared file's pages from memory is the other half of
@@ -150,11 +159,11 @@ def _errno(code: int) -> int:
     return _ACT_ERRNO | (code & 0xFFFF)
 
 
-def rules() -> list[_Rule]:
-    """The filter's rules, in the order they are added (the default is to allow)."""
+def rules(*, sandboxed: bool = True) -> list[_Rule]:
+    """The filter's rules, in the order they are added (the default is to allow);
+    ``sandboxed``: with those that close the channels between two sandboxes."""
     out = [_Rule(name, _errno(errno.EPERM)) for name in DENIED]
     out += [_Rule(name, _errno(errno.ENOSYS)) for name in ABSENT]
-    out += [_Rule(name, _errno(0)) for name in IGNORED]
     out += [_Rule("clone", _errno(errno.EPERM), ((0, flag, flag),))
             for flag in CLONE_NAMESPACE_FLAGS]
     # Every persona flag that weakens the address space's layout, in any persona but
@@ -163,6 +172,15 @@ def rules() -> list[_Rule]:
     out += [_Rule("personality", _errno(errno.EPERM), ((0, flag | 1 << bit, flag),))
             for flag in PERSONA_FLAGS for bit in range(32) if not flag & 1 << bit]
     out.append(_Rule("ioctl", _errno(errno.EPERM), ((1, 0xFFFFFFFF, TIOCSTI),)))
+    if sandboxed:
+        out += _channel_rules()
+    return out
+
+
+def _channel_rules() -> list[_Rule]:
+    out = [_Rule(name, _errno(errno.EPERM)) for name in SANDBOX_DENIED]
+    out += [_Rule(name, _errno(errno.ENOSYS)) for name in SANDBOX_ABSENT]
+    out += [_Rule(name, _errno(0)) for name in IGNORED]
     for name in ("fcntl", "fcntl64"):  # the kernel reads the command as 32 bits
         out += [_Rule(name, _errno(0), ((1, 0xFFFFFFFF, cmd),)) for cmd in LOCK_COMMANDS]
         out += [_Rule(name, _errno(errno.EPERM), ((1, 0xFFFFFFFF, cmd),))
@@ -237,18 +255,19 @@ def _build(lib: ctypes.CDLL, wanted: Iterable[_Rule]) -> bytes:
 
 
 @functools.cache
-def filter_program() -> bytes:
-    """The filter as a BPF program (what ``bwrap --seccomp`` reads); raises
-    SeccompUnavailable when libseccomp is missing or cannot build it."""
-    return _build(_library(), rules())
+def filter_program(*, sandboxed: bool = True) -> bytes:
+    """The filter as a BPF program (what ``bwrap --seccomp`` reads), a sandboxed bot's
+    or a contained one's; raises SeccompUnavailable when libseccomp is missing or
+    cannot build it."""
+    return _build(_library(), rules(sandboxed=sandboxed))
 
 
-def filter_fd() -> int:
+def filter_fd(*, sandboxed: bool = True) -> int:
     """A new descriptor (close-on-exec; the caller passes it on with ``pass_fds`` and
     closes it) from whose start the filter can be read to its end."""
     fd = os.memfd_create("taki-referee-seccomp", os.MFD_CLOEXEC)
     try:
-        os.write(fd, filter_program())  # a memfd takes the whole write at once
+        os.write(fd, filter_program(sandboxed=sandboxed))  # a memfd takes the whole write at once
         os.lseek(fd, 0, os.SEEK_SET)
     except BaseException:
         os.close(fd)

@@ -1,32 +1,35 @@
-"""Watching one timed wait: the figures that tell whose fault a timeout was.
+"""Watching one timed wait, and the one I/O loop that feeds its pure policy.
+
+The rules of a timed wait are ``referee.core.waiting.WaitPolicy``'s (pure, sans-I/O);
+:func:`timed_receive` is the loop that does what it asks: wait for the bot's message
+until a time, and sample what it needs when none came by then.
 
 A wait is watched from its *check point* on: half its deadline under the wall basis,
 the deadline itself under the CPU basis (``referee.core.clock.TimeBasis``). A bot that
-answers before the check point costs nothing more than the wait itself; from the check
-point on, the bot's process tree, the other bots of the game and the host are sampled
-(``referee.shell.cputime``), and again when the wait ends, late. The figures go to the
-pure judgement of ``referee.core.fairness``.
-
-:func:`watched_receive` waits for a message under the wall basis: a wait that reaches
-its deadline with the bot starved is extended by the time the bot was kept off the CPU
-(``referee.core.fairness.extension_ms``), up to its cap, and the bot is charged the
-wait less its extensions.
+answers before the check point costs nothing more than the wait itself and the cheap
+readings of its CPU time (``referee.shell.cpucounter``: under the CPU basis the two it is
+charged by; under the wall basis one, as the request goes out). From the check point
+on, the bot's process tree, the other bots of the game and the host are sampled
+(``referee.shell.cputime``), and again when a window of the wait ends. The figures go to
+the pure judgement of ``referee.core.fairness``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import trio
 from taki_protocol import Message
 
 from referee.core import (
+    Look,
+    Measure,
+    Need,
+    Verdict,
     WaitFigures,
-    charged_ms,
-    extension_ms,
-    may_be_waiting,
+    WaitPolicy,
     min_extension_ms,
 )
 from referee.shell.cputime import CpuMeter, CpuSample, HostSample, host_sample
@@ -34,11 +37,7 @@ from referee.shell.cputime import CpuMeter, CpuSample, HostSample, host_sample
 if TYPE_CHECKING:
     from referee.shell.bots import BotConnection
 
-__all__ = ["WALL_CHECK_SHARE", "WaitWatch", "watched_end", "watched_end_late",
-           "watched_receive"]
-
-#: Under the wall basis, the share of the deadline after which a wait is watched.
-WALL_CHECK_SHARE: Final = 0.5
+__all__ = ["WaitWatch", "timed_receive"]
 
 
 class WaitWatch:
@@ -60,29 +59,24 @@ class WaitWatch:
         #: The samples that ended the window (:meth:`finish`): the next one begins there.
         self._end: tuple[HostSample, CpuSample | None, list[CpuSample]] | None = None
 
-    def renewed(self) -> WaitWatch:
-        """A watch of the same processes over the next window of the wait, which begins
-        where this one ended (no time between the two goes unwatched)."""
-        watch = WaitWatch(self.meter, self.others)
-        watch._armed = self._armed
+    def renew(self) -> None:
+        """Watch the next window of the wait, which begins where the last one ended
+        (no time between the two goes unwatched)."""
         if self._end is None:
-            watch.begin()
+            self._host = None
+            self.begin()
         else:
-            watch._host, watch._mine, watch._others = self._end
-        return watch
+            self._host, self._mine, self._others = self._end
+            self._end = None
 
-    @property
-    def begun(self) -> bool:
-        return self._host is not None
-
-    def watched_s(self) -> float:
-        """How long the wait has been watched, in seconds."""
-        return 0.0 if self._host is None else time.monotonic() - self._host.at
-
-    def arm(self) -> None:
-        """Read the bot's CPU time and waits for a CPU as its request goes out (a few
-        reads of ``/proc``), so that the figures cover the whole wait since then."""
-        self._armed = None if self.meter is None else self.meter.tree_sample()
+    def arm(self, sample: CpuSample | None = None) -> None:
+        """Read the bot's CPU time as its request goes out (the cheap reading, from
+        files kept open; or ``sample``, such a reading taken already), so that the
+        figures tell its CPU time over the whole wait; its waits for a CPU are read from
+        the check point on."""
+        if sample is None and self.meter is not None:
+            sample = self.meter.quick()
+        self._armed = sample
 
     def begin(self) -> None:
         """Sample at the check point (once)."""
@@ -91,19 +85,15 @@ class WaitWatch:
         self._host = host_sample()
         self._mine = None if self.meter is None else self.meter.tree_sample()
         self._others = [m.quick() for m in self.others]
+        if self._armed is None:  # not armed as the request went out: from here on
+            self._armed = self._mine
 
     def finish(self, wait_ms: float, late_ms: float, answer_waiting: bool,
-               host: HostSample, read_late: bool = False) -> WaitFigures:
-        """The figures of the wait, which ended ``wait_ms`` after the request was sent
-        and ``late_ms`` after its deadline (0 when it ended in time); ``host`` was
-        sampled when it ended, by the referee's thread. May run in another thread.
-
-        The referee's lateness: when its timer ended the wait, how late the timer ran.
-        When it read an answer after the deadline (``read_late``), the answer may have
-        come in time only if the referee was kept from reading it, so its lateness is
-        at most how long its thread waited for a CPU over the window."""
+               host: HostSample) -> WaitFigures:
+        """The figures of the window, which ended ``wait_ms`` after the request was sent
+        and ``late_ms`` after the time the referee meant to look; ``host`` was sampled
+        when it ended, by the referee's thread. May run in another thread."""
         assert self._host is not None, "finish() of a wait that was not begun"
-        window_ms = max(0.0, (host.at - self._host.at) * 1000)
         cpu = delay = None
         runnable = lowered = False
         now = wait_cpu = wait_delay = sampled = None
@@ -119,6 +109,12 @@ class WaitWatch:
                 sampled = round((now.at - self._armed.at) * 1000, 1)
         others_now = [m.quick() for m in self.others]
         others = sum(n.since(s) for n, s in zip(others_now, self._others, strict=True))
+        # The samples end when the last one was taken, which a busy host may delay well
+        # past ``host``: the window and the wait run until then, so that the figures
+        # (a bot's waits for a CPU against its wait, say) cover the same span.
+        ended = time.monotonic()
+        window_ms = max(0.0, (ended - self._host.at) * 1000)
+        wait_ms += max(0.0, (ended - host.at) * 1000)
         self._end = (host, now, others_now)
         return WaitFigures(
             window_ms=window_ms,
@@ -126,10 +122,8 @@ class WaitWatch:
             cpu_ms=None if cpu is None else round(cpu, 1),
             run_delay_ms=None if delay is None else round(delay, 1),
             others_cpu_ms=others,
-            referee_late_ms=min(late_ms, host.referee_delay_since(self._host)) if read_late
-            else late_ms,
+            referee_late_ms=late_ms,
             answer_waiting=answer_waiting,
-            answer_late_ms=round(late_ms, 1) if read_late else None,
             runnable=runnable,
             lowered_priority=lowered,
             wait_cpu_ms=wait_cpu,
@@ -141,140 +135,79 @@ class WaitWatch:
         )
 
 
-async def watched_end(
-    conn: BotConnection, watch: WaitWatch | None, start: float, deadline: float,
-    answered: bool = False, read_late: bool = False,
-) -> None:
-    """Keep the figures of a wait that ended late in ``conn.last_wait``: by its timer,
-    or ``read_late``, by an answer read after the deadline. The final samples scan
-    ``/proc`` (milliseconds on a busy host): they are taken in a thread, so that the
-    other games' clocks do not wait for them."""
-    if watch is None:
-        return
-    now = trio.current_time()
-    waiting = answered or conn.codec.buffered or conn.process.readable_now()
-    host = host_sample()  # here: the referee's own wait for a CPU is this thread's
-    conn.last_wait = await trio.to_thread.run_sync(
-        watch.finish, (now - start) * 1000, max(0.0, (now - deadline) * 1000), waiting,
-        host, read_late)
+async def timed_receive(conn: BotConnection, policy: WaitPolicy, watch: WaitWatch | None,
+                        used: Callable[[], float] | None = None) -> tuple[Message | None, Verdict]:
+    """The one I/O loop of a timed wait: it does what ``policy`` (pure,
+    ``referee.core.waiting``) asks, and returns the bot's message (None: it timed out)
+    and the policy's verdict. ``watch`` samples the bot, the game's other bots and the
+    host (None: the wait is not judged); ``used`` reads the CPU time the bot's
+    processes used since the request, in ms (the CPU basis).
 
-
-async def watched_end_late(
-    conn: BotConnection, watch: WaitWatch | None, start: float, deadline: float,
-    span_s: float,
-) -> None:
-    """The figures of a wait that ended without an answer. A referee that ran late
-    may have reached the check point only just before the deadline: it then watches
-    the bot a while longer (up to WALL_CHECK_SHARE of ``span_s`` in all), since
-    figures over a moment tell nothing; the bot is late anyway."""
-    if watch is None:
-        return
-    waiting = conn.codec.buffered or conn.process.readable_now()
-    short_s = span_s * WALL_CHECK_SHARE - watch.watched_s()
-    if short_s > 0 and not waiting:
-        await trio.sleep(short_s)
-    await watched_end(conn, watch, start, deadline, answered=waiting)
-
-
-async def watched_receive(
-    conn: BotConnection, start: float, span_ms: float, grace_ms: int,
-    watch: WaitWatch | None, cap_ms: float,
-) -> tuple[Message, float]:
-    """The bot's next message, sent within ``span_ms`` of ``start`` (Trio's clock),
-    and the time it is charged for, in milliseconds: from ``start`` to the message's
-    arrival, less the extensions of its deadline (``referee.core.fairness.charged_ms``).
-
-    ``watch`` (None: the wait is not judged; else armed before the request went out)
-    begins at WALL_CHECK_SHARE of the span. At the deadline the bot's deadline moves on
-    by the time it was kept off the CPU since the request
-    (``referee.core.fairness.extension_ms``), and while that lies ahead it is watched
-    again, up to ``cap_ms`` after ``start``; an answer read after its deadline is
-    judged the same way. Raises :class:`trio.TooSlowError` once the deadline passed:
-    ``conn.last_wait`` then holds the last window's figures when the deadline reached
-    the cap (for the caller to judge), and None otherwise (the bot had its time); an
-    answer still late once the machine's share is taken off is left without figures,
-    too, unless its deadline reached the cap."""
-    span_s = span_ms / 1000
-    deadline = start + span_s
-    if watch is None:
-        reply = await conn.receive(deadline=deadline)
-        return reply, (trio.current_time() - start) * 1000
-    try:
-        reply = await conn.receive(deadline=start + span_s * WALL_CHECK_SHARE)
-        return reply, (trio.current_time() - start) * 1000
-    except trio.TooSlowError:
-        watch.begin()
-    cap = start + max(cap_ms, span_ms) / 1000
-    pad_s = span_s  # only the first window is padded to a useful length
-    step_s = min_extension_ms(span_ms) / 1000
-    # The deadline is the request's time, its span, and what the bot was kept off the
-    # CPU since (``credited``, by the latest judgement that found more). The next check
-    # comes at the deadline, but never sooner than a step from now, so that a window is
-    # long enough to judge (an answer in between is judged as read late).
-    credited = 0.0
-    check = deadline
+    Nothing is read from ``/proc`` for an answer that comes before the policy's first
+    look ends; a look that ends without an answer first reads what waits (a referee
+    that ran late finds it there: it is judged as of the time the referee meant to look)."""
+    step: Look | Measure | Verdict = policy.first()
+    reply: Message | None = None
     while True:
+        if isinstance(step, Verdict):
+            return reply, step
+        if isinstance(step, Measure):
+            figures = await _window(conn, watch, policy.start)
+            step = policy.measured(trio.current_time(), figures)
+            continue
         try:
-            reply = await conn.receive(deadline=check)
+            reply = await conn.receive(deadline=step.until)
         except trio.TooSlowError:
-            waiting = await _waiting_message(conn, step_s)
-            if waiting is None:
-                await watched_end_late(conn, watch, start, check, pad_s)
-                credited = max(credited, _credit_s(conn, grace_ms))
-                deadline = min(start + span_s + credited, cap)
-                # Judged as of its samples: the referee's time since is not the bot's.
-                expired = deadline <= _sampled_at(conn, start)
-                if expired and (check >= cap or not _may_wait(conn)):
-                    if deadline < cap:
-                        conn.last_wait = None  # it had its time: its own timeout
-                    raise
-                conn.last_wait = None
-                # (a bot that may be waiting for a CPU is checked again a step later)
-                check = min(max(deadline, trio.current_time() + step_s), cap)
-                watch, pad_s = watch.renewed(), 0.0
-                continue
-            reply = waiting
-        arrived = trio.current_time()
-        if arrived > deadline:
-            await watched_end(conn, watch, start, deadline, answered=True, read_late=True)
-            credited = _credit_s(conn, grace_ms)  # exact, once the bot has answered
-            extended = start + span_s + credited
-            deadline = min(extended, cap)
-            if arrived <= deadline or extended < cap:
-                # In time once the machine's share is taken off; or late even so: its
-                # own doing (only a wait that reached its cap is left to judge).
-                conn.last_wait = None
-        extended_ms = (deadline - start - span_s) * 1000
-        return reply, charged_ms((arrived - start) * 1000, extended_ms)
+            within_s = min_extension_ms(policy.span_ms) / 1000
+            reply = await _waiting_message(conn, within_s)
+            if reply is None:
+                step = await _woke(conn, policy, step.then, watch, used)
+                if not (isinstance(step, Verdict) and not step.answered):
+                    continue
+                # Measuring took the referee a while on a busy host: an answer that came
+                # meanwhile came while it was late.
+                reply = await _waiting_message(conn, within_s)
+                if reply is None:
+                    continue
+        step = policy.answered(trio.current_time(), None if used is None else used())
+
+
+async def _woke(conn: BotConnection, policy: WaitPolicy, need: Need, watch: WaitWatch | None,
+                used: Callable[[], float] | None) -> Look | Measure | Verdict:
+    """Measure what the look asked for, and tell the policy."""
+    now = trio.current_time()
+    if need is Need.BEGIN and watch is not None:
+        watch.begin()
+    elif need is Need.USED and used is not None:
+        if watch is not None:
+            watch.begin()
+        return policy.woke(now, used_ms=used())
+    elif need is Need.WINDOW and watch is not None:
+        figures = await _window(conn, watch, policy.start)
+        return policy.woke(now, figures=figures)
+    return policy.woke(now)
+
+
+async def _window(conn: BotConnection, watch: WaitWatch | None, start: float) -> WaitFigures:
+    """The figures of the watched window, which ends now; the next one begins where it
+    ends. The final samples scan ``/proc`` (milliseconds on a busy host): they are taken
+    in a thread, so that the other games' clocks do not wait for them."""
+    assert watch is not None, "figures asked of an unwatched wait"
+    now = trio.current_time()
+    waiting = conn.codec.buffered or conn.process.readable_now()
+    host = host_sample()  # here: the referee's own wait for a CPU is this thread's
+    figures = await trio.to_thread.run_sync(watch.finish, (now - start) * 1000, 0.0,
+                                            waiting, host)
+    watch.renew()
+    return figures
 
 
 async def _waiting_message(conn: BotConnection, within_s: float) -> Message | None:
     """The message that waits for a referee whose timer ran late (read within
-    ``within_s``: a message in the middle of arriving), or None when none waits. It is
-    judged as an answer read late: when it came is not known, and the referee's
-    lateness counts for at most its own wait for a CPU."""
+    ``within_s``: a message in the middle of arriving), or None when none waits."""
     if not (conn.codec.buffered or conn.process.readable_now()):
         return None
     try:
         return await conn.receive(deadline=trio.current_time() + within_s)
     except trio.TooSlowError:
         return None
-
-
-def _sampled_at(conn: BotConnection, start: float) -> float:
-    """When the last window's figures were measured (Trio's clock)."""
-    figures = conn.last_wait
-    if figures is None:
-        return trio.current_time()
-    return start + (figures.wait_sampled_ms or figures.wait_ms) / 1000
-
-
-def _may_wait(conn: BotConnection) -> bool:
-    figures = conn.last_wait
-    return figures is not None and may_be_waiting(figures)
-
-
-def _credit_s(conn: BotConnection, grace_ms: int) -> float:
-    """The time off the CPU the last window's figures credit the bot, in seconds."""
-    figures = conn.last_wait
-    return 0.0 if figures is None else extension_ms(figures, grace_ms) / 1000

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from referee.competition.matchmaking import BALANCE, Entrant, choose_table, next_size
-from referee.ratings.online import Belief
+from referee.competition.matchmaking import BALANCE, Doubts, Entrant, choose_table, next_size
+from referee.ratings.online import Belief, misorder
 
 
 def entrant(name: str, mu: float = 1500.0, sigma: float = 60.0, games: int = 40) -> Entrant:
@@ -98,3 +98,31 @@ def test_two_bots_the_ratings_cannot_tell_apart_do_not_take_every_game() -> None
         assert table is not None
         games.update(table)
     assert max(games.values()) <= BALANCE * (min(games.values()) + 4), games
+
+
+def test_doubts_kept_from_table_to_table_are_the_sums_over_the_field() -> None:
+    rng = random.Random(4)
+    doubts = Doubts()
+
+    def entrant(name: str) -> Entrant:
+        return Entrant(name, Belief(rng.gauss(1500, 150), rng.uniform(20, 350)),
+                       rng.randint(0, 50))
+
+    field = {f"b{i}": entrant(f"b{i}") for i in range(30)}
+    for step in range(40):
+        if step % 7 == 3:
+            del field[rng.choice(sorted(field))]
+        if step % 5 == 1:
+            field[f"new{step}"] = entrant(f"new{step}")
+        for name in rng.sample(sorted(field), 3):
+            field[name] = entrant(name)
+        entrants = list(field.values())
+        sums = doubts.sync(entrants)
+        assert set(sums) == set(field)
+        for e in entrants:
+            brute = sum(misorder(e.belief, o.belief) for o in entrants if o.name != e.name)
+            assert sums[e.name] == pytest.approx(brute, abs=1e-9)
+        # The same table as without the kept doubts.
+        assert choose_table(entrants, 3, random.Random(step), placement_games=0,
+                            doubts=doubts) == choose_table(
+            entrants, 3, random.Random(step), placement_games=0)

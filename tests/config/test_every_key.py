@@ -56,7 +56,7 @@ increment_ms = 50
 reaction_ms = 400
 startup_ms = 3000
 grace_ms = 20
-time_basis = "cpu"
+time_basis = "wall"
 
 [rules]
 voluntary_draw = true
@@ -125,7 +125,7 @@ increment_ms = 30
 reaction_ms = 500
 startup_ms = 4000
 grace_ms = 15
-time_basis = "cpu"
+time_basis = "wall"
 
 [rules]
 voluntary_draw = true
@@ -168,7 +168,7 @@ def test_a_league_file_with_every_key_reads_as_before(league_path: Path) -> None
                          action_limit=1500,
                          scoring={"colored_action": 12, "colorless": 25})
     time = TimeControl(move_ms=700, bank_ms=9000, increment_ms=50, reaction_ms=400,
-                       startup_ms=3000, grace_ms=20, time_basis=TimeBasis.CPU)
+                       startup_ms=3000, grace_ms=20, time_basis=TimeBasis.WALL)
     match = MatchSettings(rules=rules, time=time, fault_policy=FaultPolicy.STRIKES,
                           strikes=5, restart=False, void_replays=1, starved_cap=50,
                           replay_dir=league_path.parent / "replays")
@@ -233,8 +233,8 @@ def test_a_competition_file_with_every_key_reads_as_before(tmp_path: Path) -> No
                                       per_day=9, max_pending=3, active_bots=2,
                                       concurrent_builds=2),
         time=TimeControl(move_ms=600, bank_ms=8000, increment_ms=30, reaction_ms=500,
-                         startup_ms=4000, grace_ms=15, time_basis=TimeBasis.CPU),
+                         startup_ms=4000, grace_ms=15, time_basis=TimeBasis.WALL),
         rules=Rules.preset("super-taki-classic", voluntary_draw=True, hand_size=7),
     )
     assert type(config.ladder.table_sizes) is tuple
-    assert config.time.time_basis is TimeBasis.CPU
+    assert config.time.time_basis is TimeBasis.WALL

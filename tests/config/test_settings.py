@@ -563,14 +563,14 @@ def test_time_basis_and_void_replays(tmp_path: Path) -> None:
 
         [time]
         move_ms = 200
-        time_basis = "cpu"
+        time_basis = "wall"
         """ + TWO_BOTS))
-    assert config.match.time.time_basis is TimeBasis.CPU
-    assert config.match.time.wall_cap_ms(205) == 2050
+    assert config.match.time.time_basis is TimeBasis.WALL
+    assert config.match.time.wall_cap_ms(205) == 205
     assert config.match.void_replays == 0
     defaults = load_league(write(tmp_path, TWO_BOTS))
-    assert defaults.match.time.time_basis is TimeBasis.WALL
-    assert defaults.match.time.wall_cap_ms(205) == 205
+    assert defaults.match.time.time_basis is TimeBasis.CPU  # fair by default
+    assert defaults.match.time.wall_cap_ms(205) == 2050
     assert defaults.match.void_replays == 2
 
 

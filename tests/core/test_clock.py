@@ -205,7 +205,9 @@ def test_rejects_bad_elapsed(bad: float) -> None:
 
 
 def test_charge_describe() -> None:
-    assert Charge(1234.4, 1000, 1020).describe() == "took 1234 ms, allowed 1000 ms"
+    assert Charge(1234.4, 1000, 1020).describe() == "took 1234 ms, allowed 1000 ms + 20 ms grace"
+    assert Charge(180, 0, 100).describe() == "took 180 ms, allowed 0 ms + 100 ms grace"
+    assert Charge(12, 10, 10).describe() == "took 12 ms, allowed 10 ms"
 
 
 # --------------------------------------------------------------------------- properties
@@ -269,13 +271,14 @@ def test_reactions_leave_clock_untouched(tc: TimeControl, elapsed: list[float]) 
 
 
 def test_the_cpu_basis_caps_wall_time_at_ten_times_the_deadline() -> None:
-    wall = TimeControl(move_ms=100)
-    cpu = TimeControl(move_ms=100, time_basis=TimeBasis.CPU)
-    assert wall.time_basis is TimeBasis.WALL
+    wall = TimeControl(move_ms=100, time_basis=TimeBasis.WALL)
+    cpu = TimeControl(move_ms=100)
+    assert cpu.time_basis is TimeBasis.CPU  # the default
     assert wall.wall_cap_ms(105) == 105
     assert cpu.wall_cap_ms(105) == 105 * CPU_WALL_CAP
     assert cpu.wall_cap_ms(MAX_MS) == MAX_MS  # never past what the protocol carries
     assert TimeControl(time_basis="cpu").time_basis is TimeBasis.CPU  # type: ignore[arg-type]
-    assert cpu.describe() == "100 ms/move, CPU time"
+    assert cpu.describe() == "100 ms/move"
+    assert wall.describe() == "100 ms/move, wall time"
     with pytest.raises(ValueError):
         TimeControl(time_basis="process")  # type: ignore[arg-type]

@@ -24,7 +24,7 @@ import pytest
 import trio
 from processes import live_children, processes_naming
 
-from referee.core.clock import TimeControl
+from referee.core.clock import TimeBasis, TimeControl
 from referee.core.faults import FaultReason
 from referee.core.outcomes import GameOutcome, MatchSettings
 from referee.core.replay import Replay, verify
@@ -39,8 +39,9 @@ RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 CLI = Path(sys.executable).parent / "taki-referee"
 
 # Quick to time out a silent bot, yet long enough that an honest one never times out
-# on a busy machine.
-FAST = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=2000)
+# on a busy machine. Wall time: a silent bot that sleeps uses no CPU time, so under the
+# CPU basis (the default) it would time out only at ten times its deadline.
+FAST = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=2000, time_basis=TimeBasis.WALL)
 
 
 def hostile(script: str, *args: str, name: str = "hostile") -> BotSpec:
@@ -204,7 +205,8 @@ async def test_strikes_absorb_illegal_answers_until_the_last(tmp_path: Path) -> 
 
 
 async def test_strikes_absorb_timeouts_until_the_last(tmp_path: Path) -> None:
-    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=2000)
+    time = TimeControl(move_ms=100, reaction_ms=100, startup_ms=2000,
+                       time_basis=TimeBasis.WALL)
     outcomes = await play(
         [hostile("sleepy", "140"), random_bot(1)],
         tmp_path,
@@ -403,7 +405,8 @@ async def test_every_answer_time_is_recorded_per_seat_and_in_the_replay(tmp_path
     """A bot that sleeps 150 ms of its 160 per decision is seen to: each answer of its
     seat took at least 150 ms and is a near miss; the replay keeps each action's time."""
     slow = hostile("sleepy", "150", name="slow")
-    time = TimeControl(move_ms=160, reaction_ms=160, startup_ms=2000, grace_ms=200)
+    time = TimeControl(move_ms=160, reaction_ms=160, startup_ms=2000, grace_ms=200,
+                       time_basis=TimeBasis.WALL)
     (outcome,) = await play([slow, random_bot(1)], tmp_path, time=time)
     seats = {seat.bot: seat for seat in outcome.seats}
     slow_use, quick_use = seats["slow"].time, seats["random1"].time

@@ -1,21 +1,26 @@
-"""The server's ladder on a Dask cluster: the bots that participants submitted play
-their games on the cluster's worker, and the games land in the competition's database."""
+"""docs/competition.md's "Running the games on more machines", walked end to end: a Dask
+scheduler and two workers started with the ``dask`` command, the competition file's
+``dask = "HOST:PORT"``, ``taki-referee serve``, two bots submitted with ``taki-referee
+submit``: the ladder's games land in the server's database, and every bot process runs
+under one of the two workers, both of which play."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import attrs
 import psutil
 import pytest
-import trio
-from dask_cluster import local_cluster
-from served import RANDOM_BOT, Served, bot_folder, targz
-
-from referee.league.store import ResultStore
-from referee.server.ladder_link import run_ladder_link
+from served import RANDOM_BOT, bot_folder
 
 try:
     import distributed  # noqa: F401
@@ -23,59 +28,113 @@ except ImportError as exc:  # pragma: no cover - only without the dask extra
     raise ImportError(f"the Dask ladder test needs dask[distributed] ({exc}); ./tasks test"
                       " installs it") from None
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[tuple[str, int]]:
-    """The scheduler's address and the pid of the process that runs the cluster: one
-    worker of two threads in that process, on 127.0.0.1."""
-    with local_cluster(tmp_path / "cluster.log", 'n_workers=1, threads_per_worker=2,'
-                       ' processes=False, protocol="tcp://", host="127.0.0.1"') as (
-                           address, pid):
-        assert address.startswith("tcp://127.0.0.1:")
-        yield address.removeprefix("tcp://"), pid
+BIN = Path(sys.executable).parent
+TAKI = str(BIN / "taki-referee")
+DASK = str(BIN / "dask")
 
 
-def _descends_from(pid: int, ancestor: int) -> bool:
+@contextlib.contextmanager
+def started(command: list[str], log: Path, cwd: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A process (in a session of its own, its output in ``log``), ended with its
+    whole process group."""
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
-        return any(p.pid == ancestor for p in psutil.Process(pid).parents())
-    except psutil.NoSuchProcess:
-        return False
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_for(pattern: str, log: Path, proc: subprocess.Popen[bytes], seconds: float = 60
+             ) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = re.search(pattern, log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
+        time.sleep(0.1)
+    raise AssertionError(f"{pattern!r} not seen in {log}:\n" + log.read_text()[-2000:])
+
+
+def games(db: Path) -> int:
+    con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+    finally:
+        con.close()
+
+
+def worker_of(pid: int, workers: dict[int, str]) -> str | None:
+    """Which of the ``workers`` (by pid of its ``dask worker`` command) ``pid`` runs
+    under, if any."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for parent in psutil.Process(pid).parents():
+            if parent.pid in workers:
+                return workers[parent.pid]
+    return None
 
 
 @pytest.mark.slow
-async def test_the_ladder_plays_submitted_bots_on_a_dask_cluster(
-        served: Served, cluster: tuple[str, int]) -> None:
-    address, cluster_pid = cluster
+def test_the_ladder_plays_on_two_dask_workers_as_the_docs_say(tmp_path: Path) -> None:
     mark = uuid.uuid4().hex
-    entrants = []
-    for who in ("alice", "bob"):
-        script = f"dask_{who}_{mark}.py"
-        folder = bot_folder(served.tmp / who, f"{who}-bot", command=f"python {script} 1",
-                            extra={script: RANDOM_BOT.read_text()})
-        answer = await served.upload(who, targz(folder))
-        done = await served.settled(who, answer.json()["submission"]["id"])
-        assert done["status"] == "active", done["output"]
-        entrants.append(done["entrant"])
-    config = served.state.config
-    served.state.config = attrs.evolve(config, ladder=attrs.evolve(
-        config.ladder, dask=address, deals=1, placement_games=2, concurrency=2, seed=7))
-    db = served.tmp / "competition.sqlite"
-    bot_pids: set[int] = set()
-    with trio.fail_after(180):
-        async with trio.open_nursery() as nursery:
-            await nursery.start(run_ladder_link, served.state, db)
-            while True:
+    with started([DASK, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                  "--no-dashboard"], tmp_path / "scheduler.log", tmp_path) as scheduler:
+        address = wait_for(r"Scheduler at:\s+tcp://(\S+)", tmp_path / "scheduler.log",
+                           scheduler)
+        with contextlib.ExitStack() as stack:
+            procs = {name: stack.enter_context(started(
+                [DASK, "worker", f"tcp://{address}", "--nthreads", "1", "--name", name,
+                 "--no-dashboard"], tmp_path / f"{name}.log", tmp_path))
+                for name in ("w1", "w2")}
+            for name, proc in procs.items():
+                wait_for(r"(Registered to)", tmp_path / f"{name}.log", proc)
+            workers = {proc.pid: name for name, proc in procs.items()}
+            (tmp_path / "competition.toml").write_text(
+                f'[competition]\nname = "spread"\n\n[ladder]\ndask = "{address}"\n'
+                "concurrency = 2\nplacement_games = 2\nseed = 7\n\n"
+                "[time]\nmove_ms = 1000\nstartup_ms = 15000\n")
+            tokens = {}
+            for who in ("alice", "bob"):
+                out = subprocess.run([TAKI, "participants", "add", who, "--db",
+                                      "competition.sqlite"], cwd=tmp_path, check=True,
+                                     capture_output=True, text=True).stdout
+                tokens[who] = out.strip().splitlines()[-1]
+            server = stack.enter_context(started(
+                [TAKI, "serve", "competition.toml", "--db", "competition.sqlite", "--listen",
+                 "127.0.0.1:0"], tmp_path / "serve.log", tmp_path))
+            url = wait_for(r"serving on (http://\S+)", tmp_path / "serve.log", server)
+            for who in ("alice", "bob"):
+                script = f"spread_{who}_{mark}.py"
+                folder = bot_folder(tmp_path / who, f"{who}-bot",
+                                    command=f"python {script} 1",
+                                    extra={script: RANDOM_BOT.read_text()})
+                subprocess.run([TAKI, "submit", url, str(folder), "--token", tokens[who],
+                                "--timeout", "240"], check=True, capture_output=True,
+                               timeout=300)
+            played_on: set[str] = set()
+            seen_bots = 0
+            deadline = time.monotonic() + 300
+            db = tmp_path / "competition.sqlite"
+            while (games(db) < 8 or len(played_on) < 2) and time.monotonic() < deadline:
                 for proc in psutil.process_iter(["cmdline"]):
-                    if any(mark in word for word in proc.info["cmdline"] or ()):
-                        bot_pids.add(proc.pid)
-                        assert _descends_from(proc.pid, cluster_pid) or not proc.is_running()
-                with ResultStore(db, readonly=True) as results:
-                    games = results.game_count()
-                if games >= 4:
-                    nursery.cancel_scope.cancel()
-                await trio.sleep(0.05)
-    assert bot_pids, "no bot process was seen"
-    with ResultStore(db, readonly=True) as results:
-        ids = results.finished_ids()
-    assert len(ids) >= 4
-    assert all(f"{min(entrants)},{max(entrants)}" in i or
-               f"{max(entrants)},{min(entrants)}" in i for i in ids), ids
+                    if any(mark in word for word in proc.info["cmdline"] or ()) and \
+                            proc.info["cmdline"][0] != TAKI:
+                        worker = worker_of(proc.pid, workers)
+                        if worker is None and proc.is_running() and worker_of(
+                                proc.pid, {server.pid: "server"}):
+                            raise AssertionError("a bot of the ladder ran in the server")
+                        if worker is not None:
+                            played_on.add(worker)
+                            seen_bots += 1
+                time.sleep(0.05)
+            assert seen_bots, "no bot process was seen"
+            assert games(db) >= 8
+            assert played_on == {"w1", "w2"}

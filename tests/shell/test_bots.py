@@ -86,9 +86,9 @@ async def test_healthy_bot_plays_and_exits_on_shutdown() -> None:
     async with open_bot(script(RANDOM_BOT), startup_ms=5000) as conn:
         assert conn.alive and conn.bot_name == "random-bot"
         await start_game(conn)
-        answer, elapsed = await conn.request(decide(conn), 1000)
+        answer, verdict = await conn.request(decide(conn), 1000)
         assert answer.choice in (0, 1)
-        assert 0 <= elapsed < 1000
+        assert verdict.answered and 0 <= verdict.charged_ms < 1000
         process = conn.process
     # shutdown gave the bot the chance to exit by itself
     assert process.returncode == 0
@@ -109,7 +109,7 @@ async def test_handshake_faults(bot: BotSpec, fault: type, detail: str) -> None:
     startup_ms = 300 if fault is BotTimeout else 10_000
     async with open_bot(bot, startup_ms=startup_ms) as conn:
         assert not conn.alive
-        assert type(conn.fault) is fault
+        assert isinstance(conn.fault, fault)
         assert detail in str(conn.fault)
         assert conn.process.returncode is not None  # stopped at once
 
@@ -123,9 +123,9 @@ async def test_late_answer_is_dropped_after_abandon() -> None:
         assert conn.alive
         # The answer to the first request arrives during the second one and is dropped.
         second = decide(conn)
-        answer, elapsed = await conn.request(second, 2000)
+        answer, verdict = await conn.request(second, 2000)
         assert answer.id == second.id
-        assert elapsed > 150
+        assert verdict.charged_ms > 150
 
 
 async def test_crash_near_the_deadline_is_a_crash(tmp_path: Path) -> None:

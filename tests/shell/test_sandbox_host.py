@@ -227,10 +227,9 @@ def test_the_counters_probe_sees_them_move_bare(here: Path, capsys: pytest.Captu
     assert forfeit is not None and forfeit["reason"] == "illegal", log
 
 
-@pytest.mark.parametrize("how", ["sandboxed", "contained"])
-def test_the_page_cache_cannot_be_asked(here: Path, capsys: pytest.CaptureFixture[str],
-                                        how: str) -> None:
-    forfeit, log = match(capsys, "pagecache", *(["--sandbox"] if how == "sandboxed" else []))
+def test_the_page_cache_cannot_be_asked(here: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    forfeit, log = match(capsys, "pagecache", "--sandbox")
     assert forfeit is None, log
     assert "preadv2 with RWF_NOWAIT: Operation not supported" in log
     assert "io_uring_setup: Function not implemented" in log

@@ -12,8 +12,9 @@ from pathlib import Path
 import trio
 from served import bot_folder, targz
 
+from referee.competition.build import build_command
 from referee.competition.config import CompetitionConfig
-from referee.competition.pipeline import Workspace, accept_upload, run_pipeline
+from referee.competition.pipeline import Workspace, accept_upload, bot_spec, run_pipeline
 from referee.competition.records import Status, Submission
 from referee.competition.store import CompetitionStore
 
@@ -75,3 +76,18 @@ async def test_a_path_the_command_does_not_name_is_not_in_the_sandbox(tmp_path: 
     assert "leaker: cannot read" in written, written
     assert LEAKED not in written and TOKEN[:7] not in written
     assert sub.status is Status.ACTIVE, sub.output  # it plays on as a random bot
+
+
+def test_serve_runs_every_bot_in_the_sandbox(tmp_path: Path) -> None:
+    # The build, the check and the ladder (and the finals) start bots from these two.
+    config = CompetitionConfig(path=tmp_path / "competition.toml")
+    store = CompetitionStore(tmp_path / "competition.sqlite")
+    store.add_participant("alice")
+    workspace = Workspace(tmp_path / "files")
+    workspace.create()
+    archive = workspace.incoming / "a.upload"
+    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
+    sub = accept_upload(store, config, workspace, "alice", archive).submission
+    command = bot_spec(sub, "rnd", config, workspace).command
+    assert command is not None and command.sandbox is not None
+    assert build_command(workspace.bot_dir(sub), "make", config.sandbox).sandbox is not None

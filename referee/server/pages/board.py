@@ -3,14 +3,13 @@ the digest's lock held, in a worker thread)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Final
 
 import attrs
 
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
-from referee.server.pages.digest import Digest, GameLine
+from referee.server.pages.digest import Digest
 from referee.server.pages.site import Site
 
 __all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values"]
@@ -32,7 +31,7 @@ def base_name(bot: str) -> str:
 
 def _row(site: Site, bot: str) -> dict[str, Any]:
     digest = site.digest
-    belief = digest.ratings.belief(bot)
+    belief = digest.belief(bot)
     low, high = belief.interval
     facts = digest.bots.get(bot)
     sub = site.entrants.get(bot)
@@ -42,7 +41,7 @@ def _row(site: Site, bot: str) -> dict[str, Any]:
         "version": None if sub is None else sub.version,
         "participant": None if sub is None else sub.participant,
         "elo": round(belief.mu), "low": round(low), "high": round(high),
-        "games": 0 if facts is None else len(facts.games),
+        "games": 0 if facts is None else facts.games,
         "score": None if facts is None else facts.score,
         "placing": belief.games < placement,
         "forfeits": {} if facts is None else {str(r): n for r, n in
@@ -60,7 +59,7 @@ def board_values(site: Site) -> dict[str, Any]:
     for rank, row in enumerate(active, 1):
         row["rank"] = rank
     return {"rows": active, "retired": [r for r in rows if not r["active"]],
-            "games": len(site.digest.games),
+            "games": site.digest.stored,
             "placement": site.state.config.ladder.placement_games}
 
 
@@ -68,7 +67,7 @@ def crosstable_values(site: Site) -> dict[str, Any]:
     """Row against column among the active bots (by rating): score, and results."""
     board = board_values(site)["rows"]
     names = [r["bot"] for r in board][:CROSSTABLE_BOTS]
-    table = site.digest.crosstable
+    table = site.digest.stored_games.pairings(names)
     cells = []
     for a in names:
         row: list[dict[str, Any] | str | None] = []
@@ -100,22 +99,6 @@ class GameFilter:
 
     RESULTS = ("won", "lost", "forfeit")
 
-    def keeps(self, bot: str, game: GameLine) -> bool:
-        seat = game.seat_of(bot)
-        if seat is None:
-            return False
-        if self.opponent and game.seat_of(self.opponent) is None:
-            return False
-        if self.size and game.size != self.size:
-            return False
-        if self.result == "won":
-            return seat.place == 1
-        if self.result == "lost":
-            return seat.place != 1
-        if self.result == "forfeit":
-            return seat.forfeit is not None
-        return True
-
 
 def _chart(histories: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:
     points = [p for h in histories.values() for p in h]
@@ -136,29 +119,35 @@ def _chart(histories: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | No
 
 def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | None:
     """A bot's page: its versions, their ratings over time, its games (filtered and
-    paged), forfeits and time use; None for a bot nobody knows."""
+    paged, read from the database), forfeits and time use; None for a bot nobody knows."""
     digest: Digest = site.digest
+    stored = digest.stored_games
     base = base_name(bot)
     versions = sorted({b for b in [*digest.bots, *site.entrants] if base_name(b) == base},
                       key=lambda b: (len(b), b))
     if bot not in versions:
         return None
     facts = digest.bots.get(bot)
-    numbers: Sequence[int] = () if facts is None else facts.games
-    games = [digest.games[n - 1] for n in reversed(numbers)]
-    kept = [g for g in games if wanted.keeps(bot, g)]
-    pages = max(1, -(-len(kept) // GAMES_PER_PAGE))
-    page = min(max(wanted.page, 1), pages)
-    shown = kept[(page - 1) * GAMES_PER_PAGE:page * GAMES_PER_PAGE]
-    opponents = sorted({s.bot for g in games for s in g.seats if s.bot != bot})
-    forfeits = [(g, g.seat_of(bot)) for g in games
-                if (seat := g.seat_of(bot)) is not None and seat.forfeit is not None][:20]
+    total = 0 if facts is None else facts.games
+    page = max(wanted.page, 1)
+    kept, shown = stored.bot_games(bot, opponent=wanted.opponent, size=wanted.size,
+                                   result=wanted.result,
+                                   offset=(page - 1) * GAMES_PER_PAGE, limit=GAMES_PER_PAGE)
+    pages = max(1, -(-kept // GAMES_PER_PAGE))
+    if page > pages:  # past the last page: the last one
+        page = pages
+        kept, shown = stored.bot_games(bot, opponent=wanted.opponent, size=wanted.size,
+                                       result=wanted.result,
+                                       offset=(page - 1) * GAMES_PER_PAGE,
+                                       limit=GAMES_PER_PAGE)
+    forfeits = [(g, seat) for g in stored.forfeit_games(bot)
+                if (seat := g.seat_of(bot)) is not None]
     return {
         "bot": bot, "row": _row(site, bot),
         "versions": [_row(site, v) for v in versions],
-        "chart": _chart({v: digest.bots[v].history for v in versions if v in digest.bots}),
-        "games": shown, "total": len(games), "kept": len(kept), "page": page,
-        "pages": pages, "filter": wanted, "opponents": opponents,
-        "sizes": sorted({g.size for g in games}), "results": GameFilter.RESULTS,
+        "chart": _chart({v: stored.history(v) for v in versions if v in digest.bots}),
+        "games": shown, "total": total, "kept": kept, "page": page,
+        "pages": pages, "filter": wanted, "opponents": stored.opponents(bot),
+        "sizes": stored.sizes(bot), "results": GameFilter.RESULTS,
         "forfeits": forfeits, "reasons": [str(r) for r in FaultReason],
     }

@@ -56,7 +56,7 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
         return {"people": people, "subs": subs, "frozen": frozen, "paused": paused,
                 "games_per_minute": games, "forfeits_per_minute": forfeits,
                 "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
-                "stored": len(site.digest.games), "problem": problem, "added": added,
+                "stored": site.digest.stored, "problem": problem, "added": added,
                 "token": token, "finals": finals, "finals_played": played,
                 "finalists": finalists}
 

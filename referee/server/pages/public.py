@@ -81,10 +81,10 @@ async def bot_page(request: Request) -> Response:
 
 
 def _game(site: Site, number: int) -> GameLine:
-    games = site.digest.games
-    if not 1 <= number <= len(games):
+    game = site.digest.stored_games.game(number) if number >= 1 else None
+    if game is None:
         raise PageError(404, f"no game {number}")
-    return games[number - 1]
+    return game
 
 
 def _owned(site: Site, session: Session | None, game: GameLine) -> list[int]:
@@ -128,7 +128,7 @@ async def game_log(request: Request) -> Response:
     log_dir = site.state.workspace.root / "logs"
 
     def build() -> dict[str, Any]:
-        meetings = site.meetings()
+        meetings = site.meetings(game.block)
         return {"game": game, "seat": line,
                 "parts": game_logs(log_dir, meetings, game.block, game.game_id, line.bot)}
 

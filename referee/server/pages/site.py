@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from referee.competition import CompetitionHost, Submission
-from referee.league import Meeting, ResultStore
+from referee.league import Meeting
 from referee.server.pages.digest import Digest
 from referee.server.pages.sessions import (
     VISITOR_COOKIE,
@@ -93,16 +93,15 @@ class Site:
     # ----------------------------------------------------------- reading
 
     def _read(self) -> None:
-        with ResultStore(self.state.store.path, readonly=True) as results:
-            self.digest.catch_up(results)
+        self.digest.catch_up(self.state.store.path)
         passed = [s for s in self.state.store.submissions() if s.entrant is not None]
         self.entrants = {s.entrant: s for s in passed if s.entrant is not None}
         self.active = {s.entrant for s in self.state.store.active() if s.entrant}
 
-    def meetings(self) -> list[Meeting]:
-        """The ladder's meetings (blocking)."""
-        with ResultStore(self.state.store.path, readonly=True) as results:
-            return results.meetings()
+    def meetings(self, block: str) -> list[Meeting]:
+        """The ladder's meetings of the table of a game's ``block`` (blocking; after
+        the first refresh)."""
+        return self.digest.stored_games.meetings_of(block)
 
     async def refresh(self) -> None:
         """Bring the digest and the bots up to date (at most once every REFRESH_S).
