@@ -31,6 +31,7 @@ from referee.competition import (
     CompetitionStore,
     Workspace,
     check_sandbox,
+    make_private,
     organizer_token,
     run_pipeline,
 )
@@ -101,6 +102,7 @@ async def serve_competition(
         held.callback(results.close)
         store = await trio.to_thread.run_sync(CompetitionStore, db)
         held.callback(store.close)
+        await trio.to_thread.run_sync(make_private, db)
         await _serve(config, db, sock, results, store, say=say, shutdown=shutdown,
                      task_status=task_status)
 
@@ -118,6 +120,7 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
         say(f"the organizer's token is in {config.organizer_token_path}")
     send, receive = trio.open_memory_channel[None](1)
     state = CompetitionHost(config, store, workspace, organizer, send)
+    await state.open_season()
     web = HypercornConfig()
     listen = format_address(*sock.getsockname()[:2])
     web.bind = [f"fd://{sock.detach()}"]  # Hypercorn's socket from now on
@@ -141,8 +144,9 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
         binds = await nursery.start(web_server)
         ladder_changed = await nursery.start(run_ladder_link, state, results)
         await nursery.start(run_history_link, state, db)
-        await nursery.start(run_pipeline, store, config, workspace, receive,
-                            ladder_changed)
+        await nursery.start(functools.partial(
+            run_pipeline, unpackers=state.uploads.unpackers), store, config, workspace,
+            receive, ladder_changed)
         # The finals, once begun from the organizer's page (at once when a kill
         # interrupted them): their games, then their report.
         await nursery.start(functools.partial(run_finals_link, say=say), config, store,
