@@ -19,6 +19,7 @@ of ``referee.ratings`` is there on demand (:func:`full_ratings`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections import Counter
@@ -27,7 +28,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 import attrs
 import trio
 
-from referee.competition.aggregates import Season
+from referee.competition.aggregates import Season, SeasonError
 from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
 from referee.competition.season import PER_TABLE, SHARED, new_season, own_deals
 from referee.config import available_cpus
@@ -399,9 +400,11 @@ class _Ladder:
         finished = trio.from_thread.run_sync(self._landed, outcome)
         if finished is not None:
             self.store.finish_meeting(finished)
-        # The season's aggregates follow (a kill before this fold leaves them at the
-        # previous game: the next fold, here or at the next start, goes on from there).
-        self.season.fold()
+        # The season's aggregates follow (a kill before this fold, or a database too busy
+        # for it, leaves them at an earlier game: the next fold, here, in the pages or at
+        # the next start, goes on from there).
+        with contextlib.suppress(SeasonError):
+            self.season.fold()
         return True
 
     def _landed(self, outcome: GameOutcome) -> str | None:

@@ -24,7 +24,7 @@ from typing import Final
 
 import attrs
 
-from referee.competition import Season
+from referee.competition import Folded, Season, SeasonError
 from referee.core import FaultReason
 from referee.ratings import Belief
 from referee.server.pages.stored import GameLine, Pairing, SeatLine, Stored, TimeFigures
@@ -80,7 +80,11 @@ class Digest:
         (blocking); how many games were folded."""
         if self.season is None:
             self.season = Season(path)
-        folded = self.season.fold()
+        try:
+            folded = self.season.fold()
+        except SeasonError:  # too busy now: the pages show what was folded, until later
+            mark = self.season.mark()
+            folded = Folded(0, 0, mark)
         if self.reader is None:
             self.reader = Stored(path)
         changed = self.reader.bot_rows(self._read_up_to)
