@@ -90,3 +90,20 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     finals.add_argument("-o", "--output", type=Path, default=Path("finals.html"),
                         help="the final report (default finals.html; the standings go"
                              " beside it as .json)")
+
+    verify = sub.add_parser(
+        "verify-season", help="check, once a season has ended, that every deal of its"
+                              " ladder came from the seed it committed to",
+        description="Recompute the season's commitment from its published seed and salt,"
+                    " then each ladder game's deck seed from its id, and re-play each"
+                    " replay from it. Exit status 0 when everything agrees, 1 otherwise.",
+    )
+    verify.add_argument("replays", type=Path, nargs="*", metavar="REPLAY",
+                        help="replay files of the season's games")
+    verify.add_argument("--db", type=Path, default=None,
+                        help="the competition's database: its ladder's games (and, without"
+                             " --seed and --salt, the season it keeps)")
+    verify.add_argument("--seed", default=None, help="the season's published seed")
+    verify.add_argument("--salt", default=None, help="the season's published salt")
+    verify.add_argument("--commitment", default=None,
+                        help="the commitment published when the season began")

@@ -25,6 +25,7 @@ from referee.competition import (
     CompetitionStore,
     Workspace,
     check_sandbox,
+    make_private,
     organizer_token,
     run_pipeline,
 )
@@ -49,6 +50,7 @@ async def serve_competition(
     the address it listens on (``host:port``)."""
     check_sandbox(config)
     store = await trio.to_thread.run_sync(CompetitionStore, db)
+    await trio.to_thread.run_sync(make_private, db)
     try:
         workspace = Workspace(config.files_dir(db))
         await trio.to_thread.run_sync(workspace.create)
@@ -58,6 +60,7 @@ async def serve_competition(
             say(f"the organizer's token is in {config.organizer_token_path}")
         send, receive = trio.open_memory_channel[None](1)
         state = CompetitionHost(config, store, workspace, organizer, send)
+        await state.open_season()
         web = HypercornConfig()
         listen = format_address(host, port)
         web.bind = [listen]
@@ -80,8 +83,9 @@ async def serve_competition(
 
             binds = await nursery.start(web_server)  # first: a taken port stops it all
             ladder_changed = await nursery.start(run_ladder_link, state, db)
-            await nursery.start(run_pipeline, store, config, workspace, receive,
-                                ladder_changed)
+            await nursery.start(functools.partial(
+                run_pipeline, unpackers=state.uploads.unpackers), store, config, workspace,
+                receive, ladder_changed)
             # The finals, once begun from the organizer's page (at once when a kill
             # interrupted them): their games, then their report.
             await nursery.start(functools.partial(run_finals_link, say=say), config, store,

@@ -9,10 +9,12 @@ import pytest
 import trio
 from served import bot_folder, targz
 
+from referee.competition.accept import accept_upload
 from referee.competition.config import CompetitionConfig
-from referee.competition.pipeline import Workspace, accept_upload, run_pipeline
+from referee.competition.pipeline import run_pipeline
 from referee.competition.records import Status, Submission
 from referee.competition.store import CompetitionStore
+from referee.competition.workspace import Workspace
 from referee.compliance.run import CheckSettings
 
 

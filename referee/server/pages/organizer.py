@@ -58,7 +58,8 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
                 "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
                 "stored": site.digest.stored, "problem": problem, "added": added,
                 "token": token, "finals": finals, "finals_played": played,
-                "finalists": finalists}
+                "finalists": finalists, "logs": site.state.logs,
+                "logs_mb": site.state.config.competition.logs_mb}
 
     return await site.page(request, "organizer.html", build, session=session,
                            status=status)

@@ -43,7 +43,9 @@ async def board(request: Request) -> Response:
     await site.refresh()
     session = await site.sessions.of(request)
     return await site.page(request, "board.html", lambda: {
-        **board_values(site), "crosstable": crosstable_values(site)}, session=session)
+        **board_values(site), "crosstable": crosstable_values(site),
+        "season": site.state.season_json()}, session=session,
+        keep=site.state.season_ended is None)  # the season's end changes no game
 
 
 async def board_rows(request: Request) -> Response:
