@@ -9,8 +9,8 @@ if TYPE_CHECKING:
     from .elo import RatedGame
     from .leaderboard import BotRating, RatingReport, rate
     from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
-    from .pair_fit import PairCounts, rate_pair_counts
     from .online import Belief, OnlineRatings, misorder
+    from .pair_fit import PairCounts, rate_pair_counts
     from .sprt import Sprt, SprtState
 else:
     __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

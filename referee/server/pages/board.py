@@ -3,12 +3,15 @@ the digest's lock held, in a worker thread)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 import attrs
 
+from referee.competition.history import history_of, latest_fit, ranks_at
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
+from referee.server.pages.chart import dated_chart
 from referee.server.pages.digest import Digest
 from referee.server.pages.site import Site
 
@@ -20,6 +23,7 @@ __all__ = [
     "board_values",
     "bot_values",
     "crosstable_values",
+    "recent_values",
 ]
 
 #: Bots a page of the leaderboard lists: a page's cost does not grow with the field.
@@ -32,9 +36,10 @@ NUMBERED_FROM: Final = 8
 #: The most bots of the crosstable (the best rated of the leaderboard's page): its size
 #: grows as their square.
 CROSSTABLE_BOTS: Final = 60
-#: The width and height of a rating chart, in its own units.
-CHART_W: Final = 600
-CHART_H: Final = 160
+#: The games and the forfeits a participant's page lists (the newest).
+RECENT: Final = 20
+#: The rank changes the leaderboard shows are over this long (seconds).
+RANK_CHANGE_S: Final = 86400.0
 
 
 def base_name(bot: str) -> str:
@@ -76,16 +81,26 @@ def _pages(count: int) -> int:
 
 
 def board_values(site: Site, page: int = 1) -> dict[str, Any]:
-    """A page of the leaderboard (:data:`BOARD_ROWS` active bots by rating; a page past
-    the last is the last), then the retired bots: only its rows are built."""
+    """A page of the leaderboard (:data:`BOARD_ROWS` active bots by rating, each with its
+    rank change over RANK_CHANGE_S and its Elo in the last full fit; a page past the
+    last is the last), then the retired bots: only the page's rows are built."""
     active, retired = _ranked(site)
     pages = _pages(len(active))
     page = min(max(page, 1), pages)
     first = (page - 1) * BOARD_ROWS
     rows = [_row(site, bot) for bot in active[first:first + BOARD_ROWS]]
+    db = site.state.store.path
+    then = ranks_at(db, time.time() - RANK_CHANGE_S)
+    fitted_at, fitted = latest_fit(db)
     for rank, row in enumerate(rows, first + 1):
         row["rank"] = rank
+        before = then.get(row["bot"])
+        row["change"] = None if before is None else before - rank
+        row["fitted"] = None if row["bot"] not in fitted else round(fitted[row["bot"]])
     return {"rows": rows, "retired": [_row(site, bot) for bot in retired],
+            "ranked_before": bool(then),
+            "fitted_at": None if fitted_at is None else time.strftime(
+                "%Y-%m-%d %H:%M UTC", time.gmtime(fitted_at)),
             "games": site.digest.stored, "page": page, "pages": pages,
             "live": "/live/board" if page == 1 else f"/live/board?page={page}",
             "placement": site.state.config.ladder.placement_games}
@@ -138,23 +153,6 @@ class GameFilter:
     RESULTS = ("won", "lost", "forfeit")
 
 
-def _chart(histories: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:
-    points = [p for h in histories.values() for p in h]
-    if not points:
-        return None
-    first, last = min(n for n, _ in points), max(n for n, _ in points)
-    low, high = min(e for _, e in points), max(e for _, e in points)
-    span_x, span_y = max(last - first, 1), max(high - low, 1.0)
-    lines = []
-    for index, (bot, history) in enumerate(sorted(histories.items())):
-        coords = " ".join(
-            f"{(n - first) / span_x * CHART_W:.1f},{CHART_H - (e - low) / span_y * CHART_H:.1f}"
-            for n, e in history)
-        lines.append({"bot": bot, "points": coords, "color": index % 8})
-    return {"lines": lines, "low": round(low), "high": round(high), "first": first,
-            "last": last, "width": CHART_W, "height": CHART_H}
-
-
 def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | None:
     """A bot's page: its versions, their ratings over time, its games (filtered and
     paged, read from the database), forfeits and time use; None for a bot nobody knows."""
@@ -183,9 +181,26 @@ def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | Non
     return {
         "bot": bot, "row": _row(site, bot),
         "versions": [_row(site, v) for v in versions],
-        "chart": _chart({v: stored.history(v) for v in versions if v in digest.bots}),
+        "chart": dated_chart({v: history_of(site.state.store.path, v) for v in versions}),
         "games": shown, "total": total, "kept": kept, "page": page,
         "pages": pages, "filter": wanted, "opponents": stored.opponents(bot),
         "sizes": stored.sizes(bot), "results": GameFilter.RESULTS,
         "forfeits": forfeits, "reasons": [str(r) for r in FaultReason],
     }
+
+
+def recent_values(site: Site, participant: str) -> dict[str, Any]:
+    """A participant's page: the newest games of their bots, and the newest forfeits
+    (each game with the seats of their bots in it); read from the database."""
+    stored = site.digest.stored_games
+    mine = sorted(b for b, sub in site.entrants.items() if sub.participant == participant)
+    games = {g.number: g for b in mine for g in stored.bot_games(b, limit=RECENT)[1]}
+    faults = {g.number: g for b in mine for g in stored.forfeit_games(b, RECENT)}
+
+    def lines(found: dict[int, Any], keep: Any) -> list[tuple[Any, list[int]]]:
+        newest = sorted(found, reverse=True)[:RECENT]
+        return [(found[n], [s.seat for s in found[n].seats if keep(s)]) for n in newest]
+
+    return {"recent": lines(games, lambda s: s.bot in mine),
+            "errors": lines(faults, lambda s: s.bot in mine),
+            "my_bots": mine}
