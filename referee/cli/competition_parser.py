@@ -30,8 +30,8 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     serve.add_argument("--listen", metavar="HOST:PORT", default=DEFAULT_LISTEN,
                        help=f"where the HTTP API listens (default {DEFAULT_LISTEN})")
 
-    people = sub.add_parser("participants", help="add, list or disable a competition's"
-                                                 " participants")
+    people = sub.add_parser("participants", help="add, list, disable or enable a"
+                                                 " competition's participants")
     action = people.add_subparsers(dest="participants_command", required=True,
                                    metavar="ACTION")
     add = action.add_parser("add", help="add a participant and print their token once")
@@ -43,6 +43,11 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
                                                 " working and their bots leave the ladder")
     disable.add_argument("name")
     _db_arg(disable)
+    enable = action.add_parser("enable", help="enable a disabled participant again: their"
+                                              " token works again and the bots their"
+                                              " disabling retired return to the ladder")
+    enable.add_argument("name")
+    _db_arg(enable)
 
     submit = sub.add_parser(
         "submit", help="upload a bot to a competition and wait for its check",

@@ -29,7 +29,7 @@ import attrs
 import trio
 
 from referee.competition.aggregates import Season, SeasonError
-from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
+from referee.competition.matchmaking import Entrant, choose_table, next_size
 from referee.competition.season import PER_TABLE, SHARED, new_season, own_deals
 from referee.config import available_cpus
 from referee.core import (
@@ -308,8 +308,11 @@ class _Ladder:
         self.specs: dict[str, BotSpec] = {}
         #: The meetings of each size (each table's next deal is the database's).
         self.sizes: Counter[int] = start.sizes
-        #: The field's doubts, kept from one table to the next.
-        self.doubts = Doubts()
+        #: The meetings chosen in this run, and the count then of each bot's last one
+        #: (or of its joining, for a bot not seated yet): how long it waited
+        #: (matchmaking's ``idle``).
+        self.chosen = 0
+        self.last_seated: dict[str, int] = {}
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -318,9 +321,16 @@ class _Ladder:
         self.pending: Counter[str] = Counter()
         self.registered = -1
         for meeting in start.meetings:
+            self._seated(meeting.bots)
             self._queue(meeting, start.stored)
 
     # ------------------------------------------------------------ meetings
+
+    def _seated(self, table: tuple[str, ...]) -> None:
+        """A meeting of ``table`` was chosen (or is open at the start)."""
+        self.chosen += 1
+        for bot in table:
+            self.last_seated[bot] = self.chosen
 
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
@@ -343,9 +353,10 @@ class _Ladder:
         if size is None:
             return None
         field = [Entrant(name, self.online.belief(name),
-                         self.online.belief(name).games + self.pending[name])
+                         self.online.belief(name).games + self.pending[name],
+                         self.chosen - self.last_seated.setdefault(name, self.chosen))
                  for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng, doubts=self.doubts,
+        chosen = choose_table(field, size, self.rng,
                               placement_games=self.settings.placement_games)
         return None if chosen is None else tuple(sorted(chosen))
 
@@ -389,6 +400,7 @@ class _Ladder:
             meeting = await trio.to_thread.run_sync(self._meeting, table, limiter=self.writer)
             await trio.to_thread.run_sync(self.store.add_meeting, meeting, limiter=self.writer)
             self.sizes[len(table)] += 1
+            self._seated(table)
             self._queue(meeting, set())
 
     # ------------------------------------------------------------- results

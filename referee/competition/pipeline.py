@@ -38,8 +38,9 @@ CHECK_LINES: Final = 40
 def describe_check(report: BotReport, scenarios: int) -> str:
     """A failed check in a few lines: each failing scenario and what went wrong, and the
     bot's last lines on stderr (``referee.compliance.failure_summary``)."""
-    lines = [f"check: {len(report.failures)} of {scenarios} scenarios failed (twice)",
-             *failure_summary(report, CHECK_LINES)]
+    failed = len(report.failures)
+    lines = [f"check: {scenarios - failed} of {scenarios} scenarios passed, {failed} failed"
+             " (twice)", *failure_summary(report, CHECK_LINES)]
     return "\n".join(lines)
 
 
@@ -58,7 +59,7 @@ async def _check(sub: Submission, config: CompetitionConfig,
             report = await check_bot(spec, settings)
             scenarios = len(report.outcomes)
             if report.passed:
-                return True, f"check: all {scenarios} scenarios passed"
+                return True, f"check: {scenarios} of {scenarios} scenarios passed"
             # What failed runs once more: a loaded machine can make a sound bot miss a
             # short limit once (the server's fault, not the bot's); a broken bot fails
             # again.
@@ -67,7 +68,8 @@ async def _check(sub: Submission, config: CompetitionConfig,
         except BotStartError as exc:
             return False, f"check: {exc}"
         if report.passed:
-            return True, (f"check: all {scenarios} scenarios passed ({', '.join(sorted(failed))}"
+            return True, (f"check: {scenarios} of {scenarios} scenarios passed"
+                          f" ({', '.join(sorted(failed))}"
                           " on a second run)")
         return False, describe_check(report, scenarios)
     return False, f"check: not finished after {config.sandbox.check_seconds} s"

@@ -64,6 +64,9 @@ CREATE TABLE IF NOT EXISTS submissions (
     UNIQUE (bot, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_by_participant ON submissions(participant, received_at);
+CREATE TABLE IF NOT EXISTS retired_by_disable (
+    submission INTEGER PRIMARY KEY REFERENCES submissions(id)
+);
 CREATE TABLE IF NOT EXISTS competition_meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -181,6 +184,8 @@ class CompetitionStore:
             if not db.execute("SELECT 1 FROM participants WHERE name = ?", (name,)).fetchone():
                 raise CompetitionError(f"no participant named {name!r}")
             db.execute("UPDATE participants SET disabled = 1 WHERE name = ?", (name,))
+            db.execute("INSERT OR IGNORE INTO retired_by_disable SELECT id FROM submissions"
+                       " WHERE participant = ? AND status = ?", (name, Status.ACTIVE))
             retired = db.execute(
                 "SELECT bot, version FROM submissions WHERE participant = ? AND status = ?",
                 (name, Status.ACTIVE)).fetchall()
@@ -192,6 +197,28 @@ class CompetitionStore:
                 (Status.REJECTED, "the participant was disabled", name,
                  Status.QUEUED, Status.BUILDING, Status.CHECKING))
         return [f"{bot}@{version}" for bot, version in retired]
+
+    def enable_participant(self, name: str) -> list[str]:
+        """Enable a disabled participant again: their token works again and the bots
+        their disabling retired return to the ladder (the submissions it rejected stay
+        rejected: they upload again). The bots that returned."""
+        with self._write() as db:
+            row = db.execute("SELECT disabled FROM participants WHERE name = ?",
+                             (name,)).fetchone()
+            if row is None:
+                raise CompetitionError(f"no participant named {name!r}")
+            if not row[0]:
+                raise CompetitionError(f"participant {name!r} is not disabled")
+            db.execute("UPDATE participants SET disabled = 0 WHERE name = ?", (name,))
+            back = db.execute(
+                "SELECT id, bot, version FROM submissions WHERE participant = ? AND status = ?"
+                " AND id IN (SELECT submission FROM retired_by_disable) ORDER BY id",
+                (name, Status.RETIRED)).fetchall()
+            db.executemany("UPDATE submissions SET status = ? WHERE id = ?",
+                           [(Status.ACTIVE, sub_id) for sub_id, _, _ in back])
+            db.execute("DELETE FROM retired_by_disable WHERE submission IN"
+                       " (SELECT id FROM submissions WHERE participant = ?)", (name,))
+        return [f"{bot}@{version}" for _, bot, version in back]
 
     def rotate_token(self, name: str) -> str:
         """Give an enabled participant a new token (shown once, never stored): the old

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 import trio
@@ -66,10 +65,11 @@ def active_bots(state: CompetitionHost) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: CompetitionHost, db: Path, *,
+async def run_ladder_link(state: CompetitionHost, results: ResultStore, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
-    """Run the ladder until cancelled; started: a function that tells it the active
+    """Run the ladder on the competition's database (``results``, which the caller
+    opened and closes) until cancelled; started: a function that tells it the active
     bots changed."""
     if state.season is None:
         await state.open_season()
@@ -78,32 +78,28 @@ async def run_ladder_link(state: CompetitionHost, db: Path, *,
         settings.check()
     except ValueError as exc:
         raise CompetitionError(f"{state.config.path}: [ladder]: {exc}") from None
-    results = await trio.to_thread.run_sync(ResultStore, db)
     changed = trio.Event()
-    try:
-        control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
-                                paused=await trio.to_thread.run_sync(state.store.paused))
-        state.ladder = control
+    control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
+                            paused=await trio.to_thread.run_sync(state.store.paused))
+    state.ladder = control
 
-        def tell() -> None:
-            changed.set()
+    def tell() -> None:
+        changed.set()
 
-        async with trio.open_nursery() as nursery:
-            await nursery.start(_keep_playing, state, results, settings, control)
-            nursery.start_soon(_watch_disk, state, control)
-            nursery.start_soon(_trim_logs, state, control)
-            task_status.started(tell)
-            playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
-            while True:
-                with trio.move_on_after(POLL_S):
-                    await changed.wait()
-                changed = trio.Event()
-                bots = await trio.to_thread.run_sync(active_bots, state)
-                if {b.name for b in bots} != playing:
-                    control.set_bots(bots)
-                    playing = {b.name for b in bots}
-    finally:
-        results.close()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_keep_playing, state, results, settings, control)
+        nursery.start_soon(_watch_disk, state, control)
+        nursery.start_soon(_trim_logs, state, control)
+        task_status.started(tell)
+        playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
+        while True:
+            with trio.move_on_after(POLL_S):
+                await changed.wait()
+            changed = trio.Event()
+            bots = await trio.to_thread.run_sync(active_bots, state)
+            if {b.name for b in bots} != playing:
+                control.set_bots(bots)
+                playing = {b.name for b in bots}
 
 
 def _only_disk_full(exc: BaseException) -> bool:

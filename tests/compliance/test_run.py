@@ -133,6 +133,7 @@ async def test_writing_after_game_over_fails(tmp_path: Path) -> None:
     assert outcome.fault is not None and outcome.fault.reason == "protocol"
 
 
+@pytest.mark.slow
 async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> None:
     report = await check(f"python {HOSTILE / 'lingers.py'}", only=set(LIFECYCLE),
                          tmp_path=tmp_path)
@@ -152,6 +153,7 @@ def waited(problem: str | None, after: str) -> int:
     return int(found[1])
 
 
+@pytest.mark.slow
 async def test_the_slack_multiplies_the_fixed_waits(tmp_path: Path) -> None:
     """``check --slack 3``: a bot's exit is waited for three times as long."""
     report = await check(f"python {HOSTILE / 'lingers.py'}", only={"end-of-input"},

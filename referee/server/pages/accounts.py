@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from referee.competition import Refused, digest, digests_match, new_upload_key
+from referee.server.pages.board import recent_values
 from referee.server.pages.forms import checked_form, save_archive
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import (
@@ -109,7 +110,9 @@ async def my_page(request: Request, *, problem: str = "", token: str = "",
     subs = await _submissions(site, session.name)
     limits = site.state.config.submissions
     frozen = await trio.to_thread.run_sync(site.state.store.frozen)
+    await site.refresh()
     return await site.page(request, "me.html", lambda: {
+        **recent_values(site, session.name),
         "subs": subs, "limits": limits, "frozen": frozen, "problem": problem,
         "token": token, "upload_key": new_upload_key()}, session=session, status=status)
 
