@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import attrs
 
-from referee.competition.history import history_of, latest_fit, ranks_at
+from referee.competition import history_of, latest_fit, ranks_at
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
 from referee.server.pages.chart import dated_chart
