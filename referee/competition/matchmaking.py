@@ -26,8 +26,11 @@ among the sizes the field is large enough for.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import random
+import statistics
 from collections.abc import Mapping, Sequence
 
 import attrs
@@ -85,6 +88,83 @@ def _weight(entrant: Entrant, table: Sequence[Entrant]) -> float:
     return math.pow(max(FLOOR, total / len(table)), SHARPNESS)
 
 
+def _ranked(field: Sequence[Entrant], count: int, rng: random.Random,
+            placement_games: int) -> list[int]:
+    """The indices in ``field`` of the ``count`` bots that come first (placement, then
+    the longest waiting), in that order, ties in a random order: a partial selection,
+    not a sort of the whole field."""
+    keys = [(e.games >= placement_games, e.games if e.games < placement_games else -e.idle)
+            for e in field]
+    cut = heapq.nsmallest(count, keys)[-1]
+    first = [i for i, key in enumerate(keys) if key < cut]
+    ties = [i for i, key in enumerate(keys) if key == cut]
+    chosen = first + rng.sample(ties, count - len(first))
+    rng.shuffle(chosen)  # ties go to a random bot
+    chosen.sort(key=keys.__getitem__)
+    return chosen
+
+
+def _far(floor: float) -> float:
+    """The least ``x`` with ``erfc(x) / 2 <= floor``, a little over (bisection)."""
+    low, high = 0.0, 40.0
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if 0.5 * math.erfc(middle) > floor else (low, middle)
+    return high * 1.001
+
+
+#: Two bots whose means are further apart than this many times the spread of their
+#: beliefs have a misorder chance under FLOOR: an opponent that far from every bot
+#: seated has exactly the least weight, and its weight need not be computed.
+_FAR = _far(FLOOR) * math.sqrt(2.0)
+
+
+class _Opponents:
+    """The bots that may fill the informative seats, sorted by rating once, so that
+    each draw computes the weights only of the bots near one seated (the others all
+    have the least weight, ``FLOOR ** SHARPNESS``). The draw is the same, in
+    distribution, as weighing every bot."""
+
+    def __init__(self, rest: list[Entrant]) -> None:
+        self.rest = rest
+        self.left = set(range(len(rest)))
+        mus = [e.belief.mu for e in rest]
+        self.sigmas = [e.belief.sigma for e in rest]
+        #: Bots at most twice as unsure as the median are looked for only near a
+        #: seated bot; the others (the ratings barely know them) always.
+        self.cap = 2.0 * statistics.median(self.sigmas)
+        self.wide = [i for i, sigma in enumerate(self.sigmas) if sigma > self.cap]
+        self.order = sorted(range(len(rest)), key=mus.__getitem__)
+        self.mus = [mus[i] for i in self.order]
+        self.mu_of = mus
+
+    def near(self, table: Sequence[Entrant]) -> list[int]:
+        """The bots left that may weigh more than the least weight at ``table``."""
+        found = set(self.wide)
+        for seated in table:
+            mu, sigma = seated.belief.mu, seated.belief.sigma
+            half = _FAR * math.hypot(self.cap, sigma)
+            low = bisect.bisect_left(self.mus, mu - half)
+            high = bisect.bisect_right(self.mus, mu + half)
+            found.update(i for i in self.order[low:high]
+                         if abs(self.mu_of[i] - mu) <= _FAR * math.hypot(self.sigmas[i], sigma))
+        return sorted(found & self.left)
+
+    def draw(self, table: Sequence[Entrant], rng: random.Random) -> Entrant:
+        """A bot left, drawn with its weight at ``table``, and no longer left."""
+        near = self.near(table)
+        weights = [_weight(self.rest[i], table) for i in near]
+        far = len(self.left) - len(near)
+        heavy = math.fsum(weights)
+        if far and rng.random() * (heavy + far * FLOOR ** SHARPNESS) >= heavy:
+            skip = set(near)
+            pick = rng.choice([i for i in self.left if i not in skip])
+        else:
+            pick = near[rng.choices(range(len(near)), weights=weights)[0]]
+        self.left.remove(pick)
+        return self.rest[pick]
+
+
 def choose_table(
     field: Sequence[Entrant], size: int, rng: random.Random, *, placement_games: int
 ) -> tuple[str, ...] | None:
@@ -96,14 +176,10 @@ def choose_table(
         return None
     if len({e.name for e in field}) != len(field):
         raise ValueError("a bot is twice in the field")
-    order = list(field)
-    rng.shuffle(order)  # ties go to a random bot
-    order.sort(key=lambda e: (e.games >= placement_games,
-                              e.games if e.games < placement_games else -e.idle))
-    table = order[:fair_seats(size)]
-    rest = order[fair_seats(size):]
+    fair = _ranked(field, fair_seats(size), rng, placement_games)
+    table = [field[i] for i in fair]
+    seated = set(fair)
+    opponents = _Opponents([e for i, e in enumerate(field) if i not in seated])
     while len(table) < size:
-        weights = [_weight(e, table) for e in rest]
-        pick = rng.choices(range(len(rest)), weights=weights)[0]
-        table.append(rest.pop(pick))
+        table.append(opponents.draw(table, rng))
     return tuple(e.name for e in table)
