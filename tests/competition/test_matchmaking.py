@@ -145,3 +145,28 @@ def test_the_copies_of_one_program_do_not_take_the_informative_seats_forever() -
                                  placement_games=0)[1]  # type: ignore[index]
                     for s in range(300))
     assert drawn["unknown"] > drawn["a-copy"]
+
+
+def test_the_opponent_is_drawn_with_its_weight_among_the_whole_field() -> None:
+    """Only the bots near a seated one are weighed; the draw is still every bot's weight
+    over the whole field's (the far ones have exactly the least weight)."""
+    from referee.competition import matchmaking
+    from referee.ratings import misorder
+
+    rng = random.Random(7)
+    focus = entrant("focus", 1500.0, sigma=40.0, idle=9)
+    others = [entrant(f"b{i}", rng.uniform(1350.0, 1650.0), rng.choice([20.0, 40.0, 300.0]))
+              for i in range(40)]
+    initial = matchmaking.INITIAL_SIGMA * 2 ** 0.5
+
+    def weight(e: Entrant) -> float:
+        left = min(1.0, (e.belief.sigma ** 2 + 40.0 ** 2) ** 0.5 / initial)
+        term = misorder(e.belief, focus.belief) * left ** 0.5
+        return float(max(matchmaking.FLOOR, term) ** matchmaking.SHARPNESS)
+
+    total = sum(weight(e) for e in others)
+    draws = 4000
+    seen = Counter(choose_table([focus, *others], 2, random.Random(s), placement_games=0)[1]  # type: ignore[index]
+                   for s in range(draws))
+    distance = sum(abs(seen[e.name] / draws - weight(e) / total) for e in others) / 2
+    assert distance < 0.05
