@@ -88,13 +88,16 @@ def _weight(entrant: Entrant, table: Sequence[Entrant]) -> float:
     return math.pow(max(FLOOR, total / len(table)), SHARPNESS)
 
 
+#: Below every wait: a bot in its placement comes before any other.
+_PLACING = 1 << 48
+
+
 def _ranked(field: Sequence[Entrant], count: int, rng: random.Random,
             placement_games: int) -> list[int]:
     """The indices in ``field`` of the ``count`` bots that come first (placement, then
     the longest waiting), in that order, ties in a random order: a partial selection,
     not a sort of the whole field."""
-    keys = [(e.games >= placement_games, e.games if e.games < placement_games else -e.idle)
-            for e in field]
+    keys = [e.games - _PLACING if e.games < placement_games else -e.idle for e in field]
     cut = heapq.nsmallest(count, keys)[-1]
     first = [i for i, key in enumerate(keys) if key < cut]
     ties = [i for i, key in enumerate(keys) if key == cut]
