@@ -76,16 +76,19 @@ def fair_seats(size: int) -> int:
     return (size + 1) // 2
 
 
-def _weight(entrant: Entrant, table: Sequence[Entrant]) -> float:
-    """How likely ``entrant`` is drawn to join ``table``: the mean, over the bots
-    seated, of the chance the ratings have the two in the wrong order times how much
-    of the initial doubt about the pair is left."""
-    total = 0.0
-    for seated in table:
-        spread = math.hypot(entrant.belief.sigma, seated.belief.sigma)
-        left = min(1.0, spread / (math.sqrt(2.0) * INITIAL_SIGMA))
-        total += misorder(entrant.belief, seated.belief) * math.sqrt(left)
-    return math.pow(max(FLOOR, total / len(table)), SHARPNESS)
+def _term(entrant: Belief, seated: Belief) -> float:
+    """What one bot seated adds to the weight of ``entrant``: the chance the ratings
+    have the two in the wrong order times how much of the initial doubt about the pair
+    is left."""
+    spread = math.hypot(entrant.sigma, seated.sigma)
+    left = min(1.0, spread / (math.sqrt(2.0) * INITIAL_SIGMA))
+    return misorder(entrant, seated) * math.sqrt(left)
+
+
+def _weight(total: float, seated: int) -> float:
+    """How likely a bot is drawn to join a table of ``seated`` bots, from the ``total``
+    of their terms (their mean, at least FLOOR, to the SHARPNESS)."""
+    return math.pow(max(FLOOR, total / seated), SHARPNESS)
 
 
 #: Below every wait: a bot in its placement comes before any other.
@@ -140,23 +143,37 @@ class _Opponents:
         self.order = sorted(range(len(rest)), key=mus.__getitem__)
         self.mus = [mus[i] for i in self.order]
         self.mu_of = mus
+        self.found = set(self.wide)
+        self.looked = 0  # the bots seated whose neighbours are in found
+        self.totals: dict[int, tuple[int, float]] = {}  # bots seated counted, terms
 
     def near(self, table: Sequence[Entrant]) -> list[int]:
-        """The bots left that may weigh more than the least weight at ``table``."""
-        found = set(self.wide)
-        for seated in table:
+        """The bots left that may weigh more than the least weight at ``table`` (the
+        bots seated since the last call widen what the earlier ones found)."""
+        for seated in table[self.looked:]:
             mu, sigma = seated.belief.mu, seated.belief.sigma
             half = _FAR * math.hypot(self.cap, sigma)
             low = bisect.bisect_left(self.mus, mu - half)
             high = bisect.bisect_right(self.mus, mu + half)
-            found.update(i for i in self.order[low:high]
-                         if abs(self.mu_of[i] - mu) <= _FAR * math.hypot(self.sigmas[i], sigma))
-        return sorted(found & self.left)
+            self.found.update(
+                i for i in self.order[low:high]
+                if abs(self.mu_of[i] - mu) <= _FAR * math.hypot(self.sigmas[i], sigma))
+        self.looked = len(table)
+        return sorted(self.found & self.left)
+
+    def weight(self, i: int, table: Sequence[Entrant]) -> float:
+        """The weight of bot ``i`` at ``table`` (its terms summed once per bot seated)."""
+        counted, total = self.totals.get(i, (0, 0.0))
+        belief = self.rest[i].belief
+        for seated in table[counted:]:
+            total += _term(belief, seated.belief)
+        self.totals[i] = (len(table), total)
+        return _weight(total, len(table))
 
     def draw(self, table: Sequence[Entrant], rng: random.Random) -> Entrant:
         """A bot left, drawn with its weight at ``table``, and no longer left."""
         near = self.near(table)
-        weights = [_weight(self.rest[i], table) for i in near]
+        weights = [self.weight(i, table) for i in near]
         far = len(self.left) - len(near)
         heavy = math.fsum(weights)
         if far and rng.random() * (heavy + far * FLOOR ** SHARPNESS) >= heavy:
