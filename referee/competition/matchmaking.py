@@ -30,7 +30,7 @@ import bisect
 import math
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
@@ -130,16 +130,17 @@ class _Opponents:
     have the least weight, ``FLOOR ** SHARPNESS``). The draw is the same, in
     distribution, as weighing every bot."""
 
-    def __init__(self, rest: list[Entrant]) -> None:
-        self.rest = rest
-        self.left = set(range(len(rest)))
-        mus = [e.belief.mu for e in rest]
-        self.sigmas = [e.belief.sigma for e in rest]
+    def __init__(self, field: Sequence[Entrant], seated: Collection[int]) -> None:
+        """The bots of ``field`` but those at ``seated`` (indices)."""
+        self.field = field
+        self.left = set(range(len(field))).difference(seated)
+        mus = [e.belief.mu for e in field]
+        self.sigmas = [e.belief.sigma for e in field]
         #: Bots at most twice as unsure as the median are looked for only near a
         #: seated bot; the others (the ratings barely know them) always.
         self.cap = 2.0 * statistics.median(self.sigmas)
         self.wide = [i for i, sigma in enumerate(self.sigmas) if sigma > self.cap]
-        self.order = sorted(range(len(rest)), key=mus.__getitem__)
+        self.order = sorted(range(len(field)), key=mus.__getitem__)
         self.mus = [mus[i] for i in self.order]
         self.mu_of = mus
         self.found = set(self.wide)
@@ -163,7 +164,7 @@ class _Opponents:
     def weight(self, i: int, table: Sequence[Entrant]) -> float:
         """The weight of bot ``i`` at ``table`` (its terms summed once per bot seated)."""
         counted, total = self.totals.get(i, (0, 0.0))
-        belief = self.rest[i].belief
+        belief = self.field[i].belief
         for seated in table[counted:]:
             total += _term(belief, seated.belief)
         self.totals[i] = (len(table), total)
@@ -181,7 +182,7 @@ class _Opponents:
         else:
             pick = near[rng.choices(range(len(near)), weights=weights)[0]]
         self.left.remove(pick)
-        return self.rest[pick]
+        return self.field[pick]
 
 
 def choose_table(
@@ -197,8 +198,7 @@ def choose_table(
         raise ValueError("a bot is twice in the field")
     fair = _ranked(field, fair_seats(size), rng, placement_games)
     table = [field[i] for i in fair]
-    seated = set(fair)
-    opponents = _Opponents([e for i, e in enumerate(field) if i not in seated])
+    opponents = _Opponents(field, fair)
     while len(table) < size:
         table.append(opponents.draw(table, rng))
     return tuple(e.name for e in table)
