@@ -170,3 +170,21 @@ def test_the_opponent_is_drawn_with_its_weight_among_the_whole_field() -> None:
                    for s in range(draws))
     distance = sum(abs(seen[e.name] / draws - weight(e) / total) for e in others) / 2
     assert distance < 0.05
+
+
+def test_the_far_bots_keep_their_least_weight_all_together() -> None:
+    """Bots too far to be weighed one by one are still drawn, with the least weight
+    each: 500 of them against one close pair that the ratings know well."""
+    from referee.competition import matchmaking
+
+    focus = entrant("focus", 1500.0, sigma=1.0, idle=9)
+    close = entrant("close", 1500.0, sigma=1.0)
+    far = [entrant(f"far{i}", 3000.0 + i, sigma=1.0) for i in range(500)]
+    left = (2 ** 0.5) / (2 ** 0.5 * matchmaking.INITIAL_SIGMA)
+    close_weight = (0.5 * left ** 0.5) ** matchmaking.SHARPNESS
+    far_weight = 500 * matchmaking.FLOOR ** matchmaking.SHARPNESS
+    drawn = Counter(choose_table([focus, close, *far], 2, random.Random(s),
+                                 placement_games=0)[1]  # type: ignore[index]
+                    for s in range(600))
+    share = 1 - drawn["close"] / 600
+    assert abs(share - far_weight / (far_weight + close_weight)) < 0.07
