@@ -39,13 +39,21 @@ table sizes' ratios.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import itertools
 import math
 import os
 import random
 import statistics
+import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import attrs
+from anchor import checked_out
 
 from referee.competition.matchmaking import Entrant, choose_table
 from referee.ratings.elo import ELO_PER_NAT, RatedGame
@@ -75,10 +83,19 @@ class Field:
         self.online = OnlineRatings()
         self.played: dict[str, int] = dict.fromkeys(strengths, 0)
         self.meetings = 0
+        #: The meeting after which each bot last sat at a table (or joined).
+        self.last: dict[str, int] = dict.fromkeys(strengths, 0)
+        #: Each meeting's bots, in order.
+        self.tables: list[tuple[str, ...]] = []
 
     def add(self, name: str, elo: float) -> None:
         self.strengths[name] = elo
         self.played[name] = 0
+        self.last[name] = self.meetings
+
+    def entrants(self) -> list[Entrant]:
+        return [Entrant(b, self.online.belief(b), self.played[b], self.meetings - self.last[b])
+                for b in self.strengths]
 
     def truth(self) -> dict[str, int]:
         order = sorted(self.strengths, key=lambda b: -self.strengths[b])
@@ -88,6 +105,9 @@ class Field:
         """One meeting: a game per seat rotation, places drawn by Plackett-Luce."""
         block = f"m{self.meetings}"
         self.meetings += 1
+        self.tables.append(tuple(table))
+        for bot in table:
+            self.last[bot] = self.meetings
         for _ in table:
             left = list(table)
             places: dict[str, int] = {}
@@ -109,8 +129,8 @@ class Field:
 
 def ladder(field: Field) -> Strategy:
     def choose(rng: random.Random) -> tuple[str, ...]:
-        entrants = [Entrant(b, field.online.belief(b), field.played[b]) for b in field.strengths]
-        table = choose_table(entrants, field.size, rng, placement_games=PLACEMENT_GAMES)
+        table = choose_table(field.entrants(), field.size, rng,
+                             placement_games=PLACEMENT_GAMES)
         assert table is not None
         return table
     return choose
@@ -167,16 +187,81 @@ STRATEGIES: dict[str, Callable[[Field], Strategy]] = {
     "ladder": ladder, "round-robin": round_robin, "random": uniform}
 
 
-def run(size: int, bots: int, spread: float, seeds: int, limit: int
-        ) -> dict[str, tuple[list[float], list[float], list[float]]]:
-    """Per strategy: games until accurate, games until the new bot's place, its games."""
-    results: dict[str, tuple[list[float], list[float], list[float]]] = {
-        name: ([], [], []) for name in STRATEGIES}
+def anchored(commit: str, where: Path) -> Callable[[Field], Strategy]:
+    """The ladder's matchmaking as ``commit`` has it (its module, loaded from a checkout
+    of the commit at ``where``; it uses this tree's ratings)."""
+    spec = importlib.util.spec_from_file_location(
+        "anchor_matchmaking", where / "referee" / "competition" / "matchmaking.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    takes_idle = "idle" in attrs.fields_dict(module.Entrant)
+
+    def make(field: Field) -> Strategy:
+        def choose(rng: random.Random) -> tuple[str, ...]:
+            entrants = [module.Entrant(e.name, e.belief, e.games, *([e.idle] if takes_idle
+                                                                    else []))
+                        for e in field.entrants()]
+            table: tuple[str, ...] | None = module.choose_table(
+                entrants, field.size, rng, placement_games=PLACEMENT_GAMES)
+            assert table is not None
+            return table
+        return choose
+    return make
+
+
+def least_share(field: Field, start: int, bots: Sequence[str], hour: int) -> float:
+    """The least, over the whole hours of ``hour`` games of the meetings from ``start``
+    on and over ``bots``, of a bot's games in the hour over its fair share (the hour's
+    seats over the bots; inf when not one hour was played)."""
+    per_hour = max(1, hour // field.size)
+    least = math.inf
+    tables = field.tables[start:]
+    for first in range(0, len(tables) - per_hour + 1, per_hour):
+        seated = Counter(b for table in tables[first:first + per_hour] for b in table)
+        fair = per_hour * field.size / len(bots)
+        least = min(least, *(seated[b] / fair for b in bots))
+    return least
+
+
+def season(size: int, truth: dict[str, float], newcomer: float, make: Callable[[Field],
+           Strategy], seed: int, hours: int, hour: int) -> float:
+    """A ladder of ``truth`` played ``hours`` hours, then as long again with a new bot:
+    the least share (:func:`least_share`) of any bot in any hour of either part."""
+    field = Field(truth, size, random.Random(3000 + seed))
+    choices = random.Random(4000 + seed)
+    strategy = make(field)
+    while len(field.games) < hours * hour:
+        field.play(strategy(choices))
+    least = least_share(field, 0, list(field.strengths), hour)
+    field.add("new", newcomer)
+    start, played = len(field.tables), len(field.games)
+    while len(field.games) - played < hours * hour:
+        field.play(strategy(choices))
+    return min(least, least_share(field, start, list(field.strengths), hour))
+
+
+def clones(strong: int, copies: int, spread: float) -> dict[str, float]:
+    """Two distinct strong bots and ``copies`` copies of one weaker program."""
+    field = {f"strong{i}": spread * (1.0 - 0.3 * i) for i in range(strong)}
+    field.update({f"clone{i}": spread * 0.3 for i in range(copies)})
+    return field
+
+
+Results = dict[str, tuple[list[float], list[float], list[float], list[float]]]
+
+
+def run(size: int, bots: int, spread: float, seeds: int, limit: int,
+        strategies: dict[str, Callable[[Field], Strategy]], hours: int, hour: int
+        ) -> Results:
+    """Per strategy: games until accurate, games until the new bot's place, its games,
+    and the least share of a season of the same field."""
+    results: Results = {name: ([], [], [], []) for name in strategies}
     for seed in range(seeds):
         field_rng = random.Random(seed)
         truth = strengths(field_rng, bots, spread)
         newcomer = field_rng.uniform(0.0, spread)
-        for name, make in STRATEGIES.items():
+        for name, make in strategies.items():
             field = Field(truth, size, random.Random(1000 + seed))
             choices = random.Random(2000 + seed)
             games, _ = until_accurate(field, make(field), choices, limit)
@@ -186,24 +271,41 @@ def run(size: int, bots: int, spread: float, seeds: int, limit: int
             joined, played = until_accurate(field, strategy, choices, limit, ["new"])
             results[name][1].append(limit if joined is None else joined)
             results[name][2].append(played["new"])
+            results[name][3].append(season(size, truth, newcomer, make, seed, hours, hour))
     return results
 
 
-def report(size: int, bots: int, results: dict[str, tuple[list[float], list[float],
-                                                          list[float]]], limit: int) -> float:
+def report(size: int, bots: int, results: Results, limit: int) -> float:
     print(f"\n{size}-player tables, {bots} bots")
-    print(f"{'':12} {'games to rank':>14} {'(mean)':>8} {'new bot: games':>15} {'its games':>10}")
-    for name, (games, joined, own) in results.items():
+    print(f"{'':12} {'games to rank':>14} {'(mean)':>8} {'new bot: games':>15}"
+          f" {'its games':>10} {'least share':>12}")
+    for name, (games, joined, own, shares) in results.items():
         def shown(values: list[float]) -> str:
             median = statistics.median(values)
             return (">" if median >= limit else "") + f"{median:.0f}"
         mean = statistics.mean(games)
         print(f"{name:12} {shown(games):>14} {mean:>8.0f} {shown(joined):>15}"
-              f" {statistics.median(own):>10.0f}")
+              f" {statistics.median(own):>10.0f} {min(shares):>12.2f}")
     ratio = statistics.median(results["ladder"][0]) / statistics.median(
         results["round-robin"][0])
     print(f"ratio ({size}-player) {ratio:.2f}")
     return ratio
+
+
+def report_clones(size: int, spread: float, seeds: int, strategies: dict[str, Callable[
+        [Field], Strategy]], hours: int, hour: int) -> float:
+    """Two strong bots and four clones: each strategy's least share over the seeds, and
+    the share of the games the clones had (the ladder's least share)."""
+    field = clones(2, 4, spread)
+    print(f"\n{size}-player tables, 2 strong bots and 4 clones, {hours} + {hours} hours of"
+          f" {hour} games (a new bot joins after {hours})")
+    print(f"{'':12} {'least share':>12}")
+    least: dict[str, float] = {}
+    for name, make in strategies.items():
+        least[name] = min(season(size, field, spread * 0.5, make, seed, hours, hour)
+                          for seed in range(seeds))
+        print(f"{name:12} {least[name]:>12.2f}")
+    return least["ladder"]
 
 
 def main() -> None:
@@ -214,17 +316,32 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=67.0,
                         help="the mean Elo between neighbours of the true ranking")
     parser.add_argument("--max-games", type=int, default=60000)
+    parser.add_argument("--hour", type=int, default=600,
+                        help="the games of an hour, for the shares")
+    parser.add_argument("--hours", type=int, default=3,
+                        help="the hours of a season before and after a new bot joins")
+    parser.add_argument("--anchor", help="a commit whose matchmaking plays beside this one")
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.seeds} seeds,"
           f" {args.gap:g} Elo between neighbours on average; medians")
     began = time.perf_counter()
-    ratios = [
-        report(size, bots, run(size, bots, args.gap * bots, args.seeds, args.max_games),
-               args.max_games)
-        for size, bots in ((2, args.bots), (4, args.bots4))
-    ]
+    with contextlib.ExitStack() as stack:
+        strategies = dict(STRATEGIES)
+        if args.anchor:
+            where = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "anchor"
+            stack.enter_context(checked_out(args.anchor, where))
+            strategies[f"ladder@{args.anchor[:7]}"] = anchored(args.anchor, where)
+        ratios, shares = [], []
+        for size, bots in ((2, args.bots), (4, args.bots4)):
+            results = run(size, bots, args.gap * bots, args.seeds, args.max_games,
+                          strategies, args.hours, args.hour)
+            ratios.append(report(size, bots, results, args.max_games))
+            shares.append(min(results["ladder"][3]))
+        for size in (2, 4):
+            shares.append(report_clones(size, args.gap * 6, args.seeds, strategies,
+                                        args.hours, args.hour))
     print(f"\n{time.perf_counter() - began:.0f} s")
-    print(f"ratio {max(ratios):.2f}")
+    print(f"ratio {max(ratios):.2f}; least share {min(shares):.2f}")
 
 
 if __name__ == "__main__":

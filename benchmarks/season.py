@@ -55,7 +55,7 @@ import psutil
 import trio
 
 from referee.competition import CompetitionStore, Season
-from referee.competition.matchmaking import Doubts, Entrant, choose_table
+from referee.competition.matchmaking import Entrant, choose_table
 from referee.competition.tokens import digest, new_token
 from referee.core.replay import Replay
 from referee.match.game import replay_path
@@ -254,30 +254,27 @@ def timed_cli(args: list[str], cwd: Path, limit: float) -> str:
 
 def table_cost(db: Path, bots: int, tables: int = 20) -> tuple[float, float]:
     """Microseconds per table of choose_table at ``bots`` active bots on the restored
-    ratings: as the ladder calls it (the doubts kept from one table to the next, two
-    bots' ratings moved by a game since the last table), and without the kept doubts
-    (every pair of the field, one table)."""
+    ratings, as the ladder calls it (two bots' ratings moved by a game since the last
+    table), and of the first table."""
     with Season(db, readonly=True) as season:
         beliefs = season.beliefs()
     rng = random.Random(1)
-    field = [Entrant(bot_name(i), beliefs[bot_name(i)], beliefs[bot_name(i)].games)
+    field = [Entrant(bot_name(i), beliefs[bot_name(i)], beliefs[bot_name(i)].games, i)
              for i in range(bots) if bot_name(i) in beliefs]
     began = time.perf_counter()
     choose_table(field, 2, rng, placement_games=10)
-    alone = (time.perf_counter() - began) * 1e6
-    doubts = Doubts()
-    choose_table(field, 2, rng, placement_games=10, doubts=doubts)  # the first table
+    first = (time.perf_counter() - began) * 1e6
     spent = 0.0
     for _ in range(tables):
         for i in rng.sample(range(len(field)), 2):  # a game landed
             old = field[i]
             moved = Belief(old.belief.mu + rng.gauss(0, 5), old.belief.sigma * 0.999,
                            old.belief.games + 1)
-            field[i] = Entrant(old.name, moved, old.games + 1)
+            field[i] = Entrant(old.name, moved, old.games + 1, 0)
         began = time.perf_counter()
-        choose_table(field, 2, rng, placement_games=10, doubts=doubts)
+        choose_table(field, 2, rng, placement_games=10)
         spent += time.perf_counter() - began
-    return spent / tables * 1e6, alone
+    return spent / tables * 1e6, first
 
 
 def rss_mib(pid: int) -> float:
@@ -433,9 +430,8 @@ def main() -> None:
         print(f"report: {timed_cli(['report', work.name, '-o', 'r.html'], where, args.cli_limit)}",
               flush=True)
         table, alone = table_cost(work, args.bots)
-        print(f"matchmaking at {args.bots} bots: {table:.0f} us per table with the doubts"
-              f" kept (two ratings moved since the last table); {alone:.0f} us without",
-              flush=True)
+        print(f"matchmaking at {args.bots} bots: {table:.0f} us per table (two ratings"
+              f" moved since the last table); {alone:.0f} us the first", flush=True)
         figures = serve(where, work, tokens, args)
         p95, rss = report(figures, args)
     print(f"load average {load()}")

@@ -25,9 +25,10 @@ import trio
 from referee.competition import pipeline
 from referee.competition.config import CompetitionConfig, SandboxSection, SubmissionSection
 from referee.competition.hosting import CompetitionHost
-from referee.competition.pipeline import Workspace, run_pipeline
+from referee.competition.pipeline import run_pipeline
 from referee.competition.store import CompetitionStore
 from referee.competition.tokens import organizer_token
+from referee.competition.workspace import Workspace
 from referee.compliance import BotReport, CheckSettings, ScenarioOutcome
 from referee.core import BotSpec
 from referee.core.clock import TimeControl

@@ -30,8 +30,8 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     serve.add_argument("--listen", metavar="HOST:PORT", default=DEFAULT_LISTEN,
                        help=f"where the HTTP API listens (default {DEFAULT_LISTEN})")
 
-    people = sub.add_parser("participants", help="add, list or disable a competition's"
-                                                 " participants")
+    people = sub.add_parser("participants", help="add, list, disable or enable a"
+                                                 " competition's participants")
     action = people.add_subparsers(dest="participants_command", required=True,
                                    metavar="ACTION")
     add = action.add_parser("add", help="add a participant and print their token once")
@@ -43,6 +43,11 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
                                                 " working and their bots leave the ladder")
     disable.add_argument("name")
     _db_arg(disable)
+    enable = action.add_parser("enable", help="enable a disabled participant again: their"
+                                              " token works again and the bots their"
+                                              " disabling retired return to the ladder")
+    enable.add_argument("name")
+    _db_arg(enable)
 
     submit = sub.add_parser(
         "submit", help="upload a bot to a competition and wait for its check",
@@ -90,3 +95,20 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     finals.add_argument("-o", "--output", type=Path, default=Path("finals.html"),
                         help="the final report (default finals.html; the standings go"
                              " beside it as .json)")
+
+    verify = sub.add_parser(
+        "verify-season", help="check, once a season has ended, that every deal of its"
+                              " ladder came from the seed it committed to",
+        description="Recompute the season's commitment from its published seed and salt,"
+                    " then each ladder game's deck seed from its id, and re-play each"
+                    " replay from it. Exit status 0 when everything agrees, 1 otherwise.",
+    )
+    verify.add_argument("replays", type=Path, nargs="*", metavar="REPLAY",
+                        help="replay files of the season's games")
+    verify.add_argument("--db", type=Path, default=None,
+                        help="the competition's database: its ladder's games (and, without"
+                             " --seed and --salt, the season it keeps)")
+    verify.add_argument("--seed", default=None, help="the season's published seed")
+    verify.add_argument("--salt", default=None, help="the season's published salt")
+    verify.add_argument("--commitment", default=None,
+                        help="the commitment published when the season began")

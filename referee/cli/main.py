@@ -163,6 +163,10 @@ def _run(args: argparse.Namespace) -> int:
         from referee.cli.submit import submit_command
 
         return submit_command(args)
+    if command == "verify-season":
+        from referee.cli.verify_season import verify_season_command
+
+        return verify_season_command(args)
     if command == "report":
         from referee.cli.report import report_command
 

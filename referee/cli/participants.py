@@ -1,4 +1,4 @@
-"""``taki-referee participants add|list|disable``: the competition's participants, in
+"""``taki-referee participants add|list|disable|enable``: the competition's participants, in
 its database (the server need not run; a running server sees the change at once)."""
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ def participants_command(args: argparse.Namespace) -> int:
                 state = "disabled" if person.disabled else "active"
                 bots = ", ".join(b for b in active if b) or "no active bot"
                 print(f"{person.name}\t{state}\tsince {person.created_at}\t{bots}")
+        elif args.participants_command == "enable":
+            back = store.enable_participant(args.name)
+            again = f"; back in the ladder: {', '.join(back)}" if back else ""
+            print(f"participant {args.name} enabled: their token works again{again}")
         else:
             retired = store.disable_participant(args.name)
             left = f"; retired: {', '.join(retired)}" if retired else ""

@@ -7,22 +7,18 @@ from typing import TYPE_CHECKING
 from referee import lazy_face
 
 if TYPE_CHECKING:
+    from .accept import Accepted, UploadGate, accept_upload
     from .aggregates import Folded, Season, SeasonError
+    from .bot_specs import bot_spec
     from .config import CompetitionConfig, load_competition
+    from .disk import DiskGauge, is_disk_full
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
     from .hosting import CompetitionHost, LadderHandle, check_sandbox
     from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
-    from .pipeline import (
-        Workspace,
-        accept_upload,
-        bot_spec,
-        check_upload_key,
-        new_upload_key,
-        process,
-        run_pipeline,
-    )
+    from .log_budget import LogBudget, LogUsage, trim_logs
+    from .pipeline import process, run_pipeline
     from .planned_finals import (
         FINALS_REPORT,
         FinalsPhase,
@@ -35,8 +31,11 @@ if TYPE_CHECKING:
         read_standings,
     )
     from .records import Participant, Submission
+    from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
-    from .store import CompetitionStore
+    from .store import CompetitionStore, kept_season
     from .tokens import digest, digests_match, organizer_token
+    from .upload_keys import check_upload_key, new_upload_key
+    from .workspace import Workspace, make_private
 else:
     __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

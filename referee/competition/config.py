@@ -61,6 +61,14 @@ class CompetitionSection:
     #: beside the database, in ``DB-files`` (``competition-files`` for
     #: ``competition.sqlite``).
     files: str = ""
+    #: Requests a second each anonymous client (an address without a token) may make
+    #: on average, and at most at once; beyond, the answer is 429.
+    requests_per_second: int = attrs.field(default=5, validator=_positive)
+    request_burst: int = attrs.field(default=60, validator=_positive)
+    #: The ladder's bot logs kept, in all and of each bot version (the oldest files
+    #: are evicted first).
+    logs_mb: int = attrs.field(default=1024, validator=_positive)
+    bot_logs_mb: int = attrs.field(default=64, validator=_positive)
 
 
 @attrs.frozen
@@ -118,6 +126,13 @@ class SubmissionSection:
     active_bots: int = attrs.field(default=1, validator=_positive)
     #: Builds and checks run at once.
     concurrent_builds: int = attrs.field(default=1, validator=_positive)
+    #: Megabytes a participant's uploads may unpack to in any 24 hours.
+    unpacked_mb_per_day: int = attrs.field(default=1024, validator=_positive)
+    #: Uploads (and build results) unpacked at once, on threads of their own.
+    concurrent_unpacks: int = attrs.field(default=1, validator=_positive)
+    #: Below this many megabytes free on the competition's disk, uploads are refused
+    #: (507) and the ladder pauses until space returns.
+    min_free_mb: int = attrs.field(default=256, validator=at_least(0))
 
 
 @attrs.frozen

@@ -31,6 +31,8 @@ class Refusal(enum.Enum):
     TOO_MANY = "too many"
     #: Submissions are frozen (the finals).
     FROZEN = "frozen"
+    #: The server's disk is below its reserve (the request may be made again later).
+    NO_SPACE = "no space"
 
 
 class Refused(RefereeError):

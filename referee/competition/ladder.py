@@ -7,10 +7,11 @@ that plays ``deals`` deals, each at every seat rotation, each rotation by fresh 
 processes (one unit of work per rotation, as in a league). A meeting's deals are the
 table's next ones, so its games have the ids a round-robin league among the same bots
 would give them (``a@1,b@2/deal7/rot1``), in the league's tables, and ``ratings`` and
-``report`` read them. The meeting is stored (``ResultStore.add_meeting``) before its
-first game: a ladder restarted after a kill plays its unfinished meetings first, their
-units whole with the stored games only replayed to the bots, and every game is stored
-once (its id is the key).
+``report`` read them. Their decks are the table's own (``referee.competition.season``:
+from the season's secret seed, written nowhere a bot or a page reads). The meeting is
+stored (``ResultStore.add_meeting``) before its first game: a ladder restarted after a
+kill plays its unfinished meetings first, their units whole with the stored games only
+replayed to the bots, and every game is stored once (its id is the key).
 
 The ratings are updated as every game lands (``referee.ratings.online``); the full fit
 of ``referee.ratings`` is there on demand (:func:`full_ratings`).
@@ -18,6 +19,7 @@ of ``referee.ratings`` is there on demand (:func:`full_ratings`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections import Counter
@@ -26,8 +28,9 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 import attrs
 import trio
 
-from referee.competition.aggregates import Season
-from referee.competition.matchmaking import Doubts, Entrant, choose_table, next_size
+from referee.competition.aggregates import Season, SeasonError
+from referee.competition.matchmaking import Entrant, choose_table, next_size
+from referee.competition.season import PER_TABLE, SHARED, new_season, own_deals
 from referee.config import available_cpus
 from referee.core import (
     BotSpec,
@@ -35,7 +38,6 @@ from referee.core import (
     MatchSettings,
     WorkUnit,
     derive_seed,
-    fresh_seed,
     table_units,
 )
 from referee.league import (
@@ -76,7 +78,9 @@ class LadderSettings:
     deals: int = 1
     #: A new bot's placement phase: its first games come before anyone else's.
     placement_games: int = 10
-    #: The master seed of the deals; None: the database's (fresh when it is created).
+    #: The season's seed (``referee.competition.season``), secret while the ladder runs:
+    #: each table's deals derive from it, and the pairings; None: the database's (fresh
+    #: when it is created).
     seed: int | None = None
     concurrency: int = attrs.field(factory=available_cpus)
     #: Referee worker processes (``--workers``); None: the games are played here.
@@ -234,6 +238,8 @@ class _Start:
     """What a ladder reads of its database when it starts."""
 
     seed: int
+    #: PER_TABLE or SHARED.
+    deals: str
     #: The season's aggregates (the ladder keeps them folded as its games land).
     season: Season
     #: The meetings chosen so far, of each table size.
@@ -251,7 +257,7 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
     store.claim()
     if store.meta("league") is not None:
         raise StoreError(f"{store.path} holds a league: a ladder needs a database of its own")
-    default = fresh_seed() if settings.seed is None else settings.seed
+    default = new_season().seed if settings.seed is None else settings.seed
     seed = int(store.setting("seed", str(default)))
     if settings.seed is not None and seed != settings.seed:
         raise StoreError(f"{store.path} holds a ladder of another seed ({seed}, not"
@@ -275,7 +281,8 @@ def _open(store: ResultStore, settings: LadderSettings) -> _Start:
               for unit in table_units(meeting.bots, meeting.first_deal,
                                       meeting.first_deal + meeting.deals, seed)
               for game in unit.games if store.has_game(game.game_id)}
-    return _Start(seed, season, sizes, meetings, stored,
+    deals = store.setting("deals", SHARED if sum(sizes.values()) else PER_TABLE)
+    return _Start(seed, deals, season, sizes, meetings, stored,
                   store.game_count() + store.voided_count(), online)
 
 
@@ -288,6 +295,7 @@ class _Ladder:
         self.settings = settings
         self.control = control
         self.seed = start.seed
+        self.per_table = start.deals == PER_TABLE
         self.on_event = on_event
         self.writer = trio.CapacityLimiter(1)
         self.online = start.online
@@ -300,8 +308,11 @@ class _Ladder:
         self.specs: dict[str, BotSpec] = {}
         #: The meetings of each size (each table's next deal is the database's).
         self.sizes: Counter[int] = start.sizes
-        #: The field's doubts, kept from one table to the next.
-        self.doubts = Doubts()
+        #: The meetings chosen in this run, and the count then of each bot's last one
+        #: (or of its joining, for a bot not seated yet): how long it waited
+        #: (matchmaking's ``idle``).
+        self.chosen = 0
+        self.last_seated: dict[str, int] = {}
         #: Meetings not finished: the units not handed out yet, the games not stored.
         self.queued: dict[str, list[WorkUnit]] = {}
         self.left: dict[str, int] = {}
@@ -310,13 +321,22 @@ class _Ladder:
         self.pending: Counter[str] = Counter()
         self.registered = -1
         for meeting in start.meetings:
+            self._seated(meeting.bots)
             self._queue(meeting, start.stored)
 
     # ------------------------------------------------------------ meetings
 
+    def _seated(self, table: tuple[str, ...]) -> None:
+        """A meeting of ``table`` was chosen (or is open at the start)."""
+        self.chosen += 1
+        for bot in table:
+            self.last_seated[bot] = self.chosen
+
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
                                  meeting.first_deal + meeting.deals, self.seed))
+        if self.per_table:  # each table's deals its own: no replay tells another's
+            units = own_deals(units, self.seed, meeting.bots)
         games = [g for unit in units for g in unit.games if g.game_id not in stored]
         self.queued[meeting.name] = [u for u in units
                                      if any(g.game_id not in stored for g in u.games)]
@@ -333,9 +353,10 @@ class _Ladder:
         if size is None:
             return None
         field = [Entrant(name, self.online.belief(name),
-                         self.online.belief(name).games + self.pending[name])
+                         self.online.belief(name).games + self.pending[name],
+                         self.chosen - self.last_seated.setdefault(name, self.chosen))
                  for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng, doubts=self.doubts,
+        chosen = choose_table(field, size, self.rng,
                               placement_games=self.settings.placement_games)
         return None if chosen is None else tuple(sorted(chosen))
 
@@ -379,6 +400,7 @@ class _Ladder:
             meeting = await trio.to_thread.run_sync(self._meeting, table, limiter=self.writer)
             await trio.to_thread.run_sync(self.store.add_meeting, meeting, limiter=self.writer)
             self.sizes[len(table)] += 1
+            self._seated(table)
             self._queue(meeting, set())
 
     # ------------------------------------------------------------- results
@@ -390,9 +412,11 @@ class _Ladder:
         finished = trio.from_thread.run_sync(self._landed, outcome)
         if finished is not None:
             self.store.finish_meeting(finished)
-        # The season's aggregates follow (a kill before this fold leaves them at the
-        # previous game: the next fold, here or at the next start, goes on from there).
-        self.season.fold()
+        # The season's aggregates follow (a kill before this fold, or a database too busy
+        # for it, leaves them at an earlier game: the next fold, here, in the pages or at
+        # the next start, goes on from there).
+        with contextlib.suppress(SeasonError):
+            self.season.fold()
         return True
 
     def _landed(self, outcome: GameOutcome) -> str | None:
@@ -453,7 +477,8 @@ async def run_ladder(
     try:
         ladder = _Ladder(store, settings, control, start, on_event)
         job = LeagueJob(
-            settings=attrs.evolve(settings.match, master_seed=start.seed),
+            # The seed stays out of the replays (and every page): the season's secret.
+            settings=attrs.evolve(settings.match, master_seed=None),
             bots=ladder.specs,
             record=ladder.record,
             is_stored=store.has_game,

@@ -12,7 +12,7 @@ from typing import Final
 import attrs
 
 from referee.competition.errors import Refusal, Refused
-from referee.competition.store import name_error
+from referee.competition.names import name_error
 
 __all__ = ["MANIFEST", "Manifest", "find_root", "read_manifest"]
 

@@ -19,13 +19,14 @@ from typing import Final
 import attrs
 import trio
 
+from referee.competition.bot_specs import bot_spec
 from referee.competition.config import CompetitionConfig
 from referee.competition.errors import CompetitionError
 from referee.competition.finals import FinalsSettings, FinalStanding, run_finals
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.ladder import GameLanded
-from referee.competition.pipeline import Workspace, bot_spec
 from referee.competition.store import CompetitionStore
+from referee.competition.workspace import Workspace
 from referee.core import MatchSettings, total_games
 from referee.league import ResultStore
 

@@ -22,13 +22,14 @@ from typing import Final
 
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
+from referee.competition.names import lookalike, name_error
 from referee.competition.records import Participant, Status, Step, Submission
+from referee.competition.season import SeasonSecret, new_season
 from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
-from referee.config import NAME_PATTERN
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
-__all__ = ["MAX_ATTEMPTS", "CompetitionStore"]
+__all__ = ["MAX_ATTEMPTS", "CompetitionStore", "kept_season"]
 
 #: Starts of a submission's build and check before it is rejected as interrupted: a
 #: submission that brings the server down every time must not keep it down.
@@ -59,9 +60,13 @@ CREATE TABLE IF NOT EXISTS submissions (
     attempts INTEGER NOT NULL DEFAULT 0,
     received_at TEXT NOT NULL,
     idempotency_key TEXT,
+    unpacked_bytes INTEGER NOT NULL DEFAULT 0,
     UNIQUE (bot, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_by_participant ON submissions(participant, received_at);
+CREATE TABLE IF NOT EXISTS retired_by_disable (
+    submission INTEGER PRIMARY KEY REFERENCES submissions(id)
+);
 CREATE TABLE IF NOT EXISTS competition_meta (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -83,12 +88,18 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def name_error(name: str) -> str | None:
-    """What keeps ``name`` from naming a participant or a bot, or None."""
-    if NAME_PATTERN.match(name) is None:
-        return (f"{name!r} is not a usable name: 1 to 64 letters, digits and . _ + -"
-                " (no spaces, no @)")
-    return None
+def kept_season(path: Path) -> SeasonSecret | None:
+    """The season kept in the database at ``path``, read only (None: none yet)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
+                                                uri=True)) as db:
+            rows = dict(db.execute("SELECT key, value FROM competition_meta WHERE key IN"
+                                   " ('season_seed', 'season_salt')").fetchall())
+    except sqlite3.Error as exc:
+        raise CompetitionError(f"cannot read {path}: {explain(exc)}") from None
+    if "season_seed" not in rows or "season_salt" not in rows:
+        return None
+    return SeasonSecret(int(rows["season_seed"]), rows["season_salt"])
 
 
 class CompetitionStore:
@@ -115,6 +126,9 @@ class CompetitionStore:
                     "PRAGMA table_info('submissions')")}
                 if "idempotency_key" not in columns:  # a database of an earlier layout
                     self._db.execute("ALTER TABLE submissions ADD COLUMN idempotency_key TEXT")
+                if "unpacked_bytes" not in columns:
+                    self._db.execute("ALTER TABLE submissions ADD COLUMN unpacked_bytes"
+                                     " INTEGER NOT NULL DEFAULT 0")
                 self._db.execute(KEY_INDEX)
         self.sessions = SessionTable(self._db, self._errors)
 
@@ -170,6 +184,8 @@ class CompetitionStore:
             if not db.execute("SELECT 1 FROM participants WHERE name = ?", (name,)).fetchone():
                 raise CompetitionError(f"no participant named {name!r}")
             db.execute("UPDATE participants SET disabled = 1 WHERE name = ?", (name,))
+            db.execute("INSERT OR IGNORE INTO retired_by_disable SELECT id FROM submissions"
+                       " WHERE participant = ? AND status = ?", (name, Status.ACTIVE))
             retired = db.execute(
                 "SELECT bot, version FROM submissions WHERE participant = ? AND status = ?",
                 (name, Status.ACTIVE)).fetchall()
@@ -181,6 +197,28 @@ class CompetitionStore:
                 (Status.REJECTED, "the participant was disabled", name,
                  Status.QUEUED, Status.BUILDING, Status.CHECKING))
         return [f"{bot}@{version}" for bot, version in retired]
+
+    def enable_participant(self, name: str) -> list[str]:
+        """Enable a disabled participant again: their token works again and the bots
+        their disabling retired return to the ladder (the submissions it rejected stay
+        rejected: they upload again). The bots that returned."""
+        with self._write() as db:
+            row = db.execute("SELECT disabled FROM participants WHERE name = ?",
+                             (name,)).fetchone()
+            if row is None:
+                raise CompetitionError(f"no participant named {name!r}")
+            if not row[0]:
+                raise CompetitionError(f"participant {name!r} is not disabled")
+            db.execute("UPDATE participants SET disabled = 0 WHERE name = ?", (name,))
+            back = db.execute(
+                "SELECT id, bot, version FROM submissions WHERE participant = ? AND status = ?"
+                " AND id IN (SELECT submission FROM retired_by_disable) ORDER BY id",
+                (name, Status.RETIRED)).fetchall()
+            db.executemany("UPDATE submissions SET status = ? WHERE id = ?",
+                           [(Status.ACTIVE, sub_id) for sub_id, _, _ in back])
+            db.execute("DELETE FROM retired_by_disable WHERE submission IN"
+                       " (SELECT id FROM submissions WHERE participant = ?)", (name,))
+        return [f"{bot}@{version}" for _, bot, version in back]
 
     def rotate_token(self, name: str) -> str:
         """Give an enabled participant a new token (shown once, never stored): the old
@@ -210,9 +248,31 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ submissions
 
+    def recent(self, participant: str) -> tuple[int, int, int]:
+        """A participant's uploads and bytes unpacked in the last 24 hours, and their
+        submissions waiting for a check; Refused when submissions are frozen."""
+        since = _stamp(_now() - timedelta(days=1))
+        with self._errors("cannot read competition database"):
+            if self._meta(self._db, "frozen") is not None:
+                raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
+            today, used = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(unpacked_bytes), 0) FROM submissions"
+                " WHERE participant = ? AND received_at > ?", (participant, since)).fetchone()
+            pending = self._db.execute(
+                "SELECT COUNT(*) FROM submissions WHERE participant = ? AND status IN (?, ?, ?)",
+                (participant, Status.QUEUED, Status.BUILDING, Status.CHECKING)).fetchone()[0]
+        return int(today), int(used), int(pending)
+
+    def queued(self) -> list[Submission]:
+        """The submissions waiting for their build and check, oldest first."""
+        with self._errors("cannot read competition database"):
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM submissions WHERE status = ?"
+                                    " ORDER BY id", (Status.QUEUED,)).fetchall()
+        return [Submission(*row) for row in rows]
+
     def add_submission(self, participant: str, bot: str, command: str, build: str | None,
                        folder: str, *, per_day: int, max_pending: int,
-                       key: str | None = None) -> Submission:
+                       key: str | None = None, size: int = 0) -> Submission:
         """Queue an unpacked upload; Refused for another participant's bot name, a
         participant over a limit, or frozen submissions. With the idempotency ``key`` of
         an earlier upload of the participant, that earlier submission (nothing is added,
@@ -229,6 +289,12 @@ class CompetitionStore:
             if owner is not None and owner[0] != participant:
                 raise Refused(Refusal.FORBIDDEN,
                               f"bot name {bot!r} belongs to another participant")
+            if owner is None:
+                close = lookalike(bot, (row[0] for row in db.execute(
+                    "SELECT bot FROM bot_owners")))
+                if close is not None:
+                    raise Refused(Refusal.FORBIDDEN, f"bot name {bot!r} is too close to"
+                                  f" the bot name {close!r}, which is taken")
             today = db.execute(
                 "SELECT COUNT(*) FROM submissions WHERE participant = ? AND received_at > ?",
                 (participant, _stamp(now - timedelta(days=1)))).fetchone()[0]
@@ -247,8 +313,10 @@ class CompetitionStore:
                            (bot, participant))
             cursor = db.execute(
                 "INSERT INTO submissions(participant, bot, command, build, status, folder,"
-                " received_at, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now), key))
+                " received_at, idempotency_key, unpacked_bytes)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (participant, bot, command, build, Status.QUEUED, folder, _stamp(now), key,
+                 size))
             row_id = cursor.lastrowid
             assert row_id is not None
             return self._one(db, row_id)
@@ -420,6 +488,36 @@ class CompetitionStore:
     def paused(self) -> bool:
         with self._errors("cannot read competition database"):
             return self._meta(self._db, "paused") is not None
+
+    def season(self, seed: int | None = None) -> SeasonSecret:
+        """The season's seed and salt: made at the first call (with ``seed``, else the
+        seed a ladder of this database already played with, else a fresh one)."""
+        with self._write() as db:
+            kept = self._meta(db, "season_seed"), self._meta(db, "season_salt")
+            if kept[0] is not None and kept[1] is not None:
+                return SeasonSecret(int(kept[0]), kept[1])
+            if seed is None:
+                row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
+                seed = None if row is None else int(row[0])
+            season = new_season(seed)
+            db.executemany("INSERT OR REPLACE INTO competition_meta(key, value)"
+                           " VALUES (?, ?)", (("season_seed", str(season.seed)),
+                                              ("season_salt", season.salt)))
+        return season
+
+    def end_season(self) -> str:
+        """The season is over: its seed may be published; when it ended (UTC)."""
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO competition_meta(key, value) VALUES"
+                       " ('season_ended', ?)", (_stamp(_now()),))
+            ended = self._meta(db, "season_ended")
+        assert ended is not None
+        return ended
+
+    def season_ended(self) -> str | None:
+        """When the organizer ended the season (None: it runs)."""
+        with self._errors("cannot read competition database"):
+            return self._meta(self._db, "season_ended")
 
     def frozen(self) -> bool:
         with self._errors("cannot read competition database"):

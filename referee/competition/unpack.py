@@ -2,13 +2,15 @@
 trusting it.
 
 Only regular files and directories are unpacked, each under the target folder: an
-absolute path, a ``..``, a link (symbolic or hard), a device or a FIFO refuses the whole
-archive, as do more than ``max_files`` entries or more than ``max_bytes`` of content
-(counted as it is written, not as the archive announces it: a compression bomb stops at
-the limit). Files are created new (never through an existing path) with modes 0644 or
-0755 (executable when the archive says so) and keep the file times the archive gives
-(a build's "is it built already?" test compares them); nothing else of the archive's
-metadata (owners, set-uid bits) is kept.
+absolute path, a ``..``, a name longer than 255 bytes, a link (symbolic or hard), a
+device, a FIFO or an encrypted entry refuses the whole archive, as do more than
+``max_files`` entries or more than ``max_bytes`` of content: as the archive announces
+it (a bomb that says so is refused before a byte is written) and as it is written (a
+bomb that lies stops at the limit). Files are
+created new (never through an existing path) with modes 0644 or 0755 (executable when
+the archive says so) and keep the file times the archive gives (a build's "is it built
+already?" test compares them); nothing else of the archive's metadata (owners, set-uid
+bits) is kept.
 
 Blocking (file I/O and decompression): the server calls it in a thread.
 """
@@ -34,6 +36,8 @@ __all__ = ["UnpackLimits", "unpack"]
 
 _CHUNK: Final = 1 << 16
 _MAX_PATH: Final = 1024
+#: The longest name of one file or folder (in bytes, as most file systems count).
+_MAX_NAME: Final = 255
 _MAX_DEPTH: Final = 32
 
 
@@ -51,6 +55,8 @@ class _Entry:
     open: object  # a callable returning a binary stream, for files
     #: The file's modification time from the archive (seconds since the epoch), if any.
     mtime: float | None = None
+    #: The file's size as the archive announces it (0 for a folder).
+    size: int = 0
 
 
 def _bad(message: str) -> Refused:
@@ -69,6 +75,8 @@ def safe_parts(name: str) -> tuple[str, ...]:
     parts = tuple(p for p in path.parts if p != ".")
     if ".." in parts:
         raise _bad(f"{name!r} goes up with '..'")
+    if any(len(part.encode("utf-8", "surrogateescape")) > _MAX_NAME for part in parts):
+        raise _bad(f"a file or folder name longer than {_MAX_NAME} bytes")
     if len(parts) > _MAX_DEPTH:
         raise _bad(f"{name!r} is more than {_MAX_DEPTH} folders deep")
     return parts
@@ -80,7 +88,8 @@ def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
             yield _Entry(member.name, True, False, None, float(member.mtime))
         elif member.isreg():
             yield _Entry(member.name, False, bool(member.mode & 0o111),
-                         lambda m=member: archive.extractfile(m), float(member.mtime))
+                         lambda m=member: archive.extractfile(m), float(member.mtime),
+                         member.size)
         else:
             kind = ("a link" if member.issym() or member.islnk() else
                     "a FIFO" if member.isfifo() else "a device" if member.isdev() else
@@ -91,6 +100,8 @@ def _tar_entries(archive: tarfile.TarFile) -> Iterator[_Entry]:
 def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
     for info in archive.infolist():
         mode = info.external_attr >> 16
+        if info.flag_bits & 0x1:
+            raise _bad(f"{info.filename!r} is encrypted")
         if info.is_dir():
             yield _Entry(info.filename, True, False, None, _zip_time(info))
         elif stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # 0: a zip without Unix modes
@@ -98,7 +109,7 @@ def _zip_entries(archive: zipfile.ZipFile) -> Iterator[_Entry]:
                        " (only files and folders are allowed)")
         else:
             yield _Entry(info.filename, False, bool(mode & 0o111),
-                         lambda i=info: archive.open(i), _zip_time(info))
+                         lambda i=info: archive.open(i), _zip_time(info), info.file_size)
 
 
 def _zip_time(info: zipfile.ZipInfo) -> float | None:
@@ -171,6 +182,7 @@ def unpack(archive_path: Path, target: Path, limits: UnpackLimits) -> int:
 
 def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> int:
     budget = [limits.max_bytes]
+    announced = 0
     count = 0
     seen: set[tuple[str, ...]] = set()
     folder_times: list[tuple[Path, float]] = []
@@ -180,6 +192,9 @@ def _unpack(entries: Iterator[_Entry], target: Path, limits: UnpackLimits) -> in
             raise Refused(Refusal.TOO_LARGE,
                           f"the archive holds more than {limits.max_files} files")
         parts = safe_parts(entry.name)
+        announced += entry.size
+        if announced > limits.max_bytes:  # a bomb that says so: nothing more is written
+            raise Refused(Refusal.TOO_LARGE, "the archive unpacks to more than the size limit")
         if not parts:
             continue
         if parts in seen:

@@ -11,6 +11,7 @@ The pages (templates served by the same application) are added beside these rout
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -20,7 +21,8 @@ import trio
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message
@@ -30,9 +32,15 @@ from referee.competition import (
     Participant,
     Refusal,
     Refused,
-    accept_upload,
     check_upload_key,
     digests_match,
+)
+from referee.server.middleware import (
+    TARPIT_S,
+    RateLimit,
+    SecurityHeaders,
+    TokenBuckets,
+    security_headers,
 )
 from referee.server.pages import mount_pages
 
@@ -47,6 +55,7 @@ STATUS: Final[dict[Refusal, int]] = {
     Refusal.BAD_UPLOAD: 400,
     Refusal.TOO_MANY: 429,
     Refusal.FROZEN: 409,
+    Refusal.NO_SPACE: 507,
 }
 #: The form field of an upload sent as ``multipart/form-data``.
 ARCHIVE_FIELD: Final = "archive"
@@ -57,6 +66,8 @@ KEY_HEADER: Final = "Idempotency-Key"
 _CHUNK: Final = 1 << 16
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+log = logging.getLogger("referee.server")
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -95,10 +106,11 @@ async def competition(request: Request) -> Response:
     return JSONResponse({
         "name": config.competition.name, "rules": config.competition.rules,
         "table_sizes": list(config.ladder.table_sizes), "frozen": frozen,
-        "paused": state.paused(),
+        "paused": state.paused(), "disk_full": state.disk_full,
         "limits": {"max_upload_mb": config.submissions.max_upload_mb,
                    "per_day": config.submissions.per_day,
                    "active_bots": config.submissions.active_bots},
+        "season": state.season_json(),
     })
 
 
@@ -166,16 +178,18 @@ async def _form_file(request: Request, limit: int) -> AsyncIterator[bytes]:
 async def submit(request: Request) -> Response:
     """Receive an upload and queue it (202), or, for a retry of an upload already
     received (the same participant and idempotency key), answer with that upload's
-    submission (200)."""
+    submission (200). Every limit is checked before the body is read."""
     state = _state(request)
     participant = await _participant(request)
     key = request.headers.get(KEY_HEADER)
     check_upload_key(key, f"the header {KEY_HEADER}")  # before the body is read
     limit = state.config.submissions.max_upload_mb << 20
-    archive = await _receive(request, limit)
-    accepted = await trio.to_thread.run_sync(
-        accept_upload, state.store, state.config, state.workspace, participant.name,
-        archive, key)
+    async with state.uploads.admit(participant.name, key) as earlier:
+        if earlier is None:
+            archive = await _receive(request, limit)
+            accepted = await state.uploads.accept(participant.name, archive, key)
+        else:
+            accepted = earlier
     sub = accepted.submission
     if accepted.new:
         state.wake_pipeline()
@@ -229,11 +243,22 @@ async def resume(request: Request) -> Response:
     return JSONResponse({"paused": False})
 
 
+async def end_season(request: Request) -> Response:
+    """The organizer ends the season: the ladder pauses for good, and the season's seed
+    and salt are published (``GET /api/competition``)."""
+    _organizer(request)
+    state = _state(request)
+    await state.end_season()
+    return JSONResponse({"season": state.season_json()})
+
+
 def _refusals(handler: Handler) -> Handler:
     async def wrapped(request: Request) -> Response:
         try:
             return await handler(request)
         except Refused as exc:
+            if exc.refusal is Refusal.TOO_MANY:  # over a limit: its flood waits (a tarpit)
+                await trio.sleep(TARPIT_S)
             return error(STATUS[exc.refusal], exc.message)
     return wrapped
 
@@ -243,8 +268,18 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return error(exc.status_code, str(exc.detail))
 
 
+async def _disconnected(request: Request, _exc: Exception) -> Response:
+    """A client gone in the middle of its request (an upload cut short): one line in the
+    log, and an answer nobody reads."""
+    log.warning("%s %s: the client disconnected before the end of its request",
+                request.method, request.url.path)
+    return error(400, "the request ended before its end")
+
+
 async def _internal_error(_request: Request, _exc: Exception) -> Response:
-    return error(500, "internal error of the server (its log says more)")
+    response = error(500, "internal error of the server (its log says more)")
+    security_headers(response.headers)  # made outside the middleware
+    return response
 
 
 def build_app(state: CompetitionHost) -> Starlette:
@@ -257,13 +292,18 @@ def build_app(state: CompetitionHost) -> Starlette:
         ("/api/participants", participants, ["GET"]),
         ("/api/ladder/pause", pause, ["POST"]),
         ("/api/ladder/resume", resume, ["POST"]),
+        ("/api/season/end", end_season, ["POST"]),
     ]
     handlers: dict[int | type[Exception], Any] = {
-        HTTPException: _http_error, Exception: _internal_error}
+        HTTPException: _http_error, ClientDisconnect: _disconnected,
+        Exception: _internal_error}
+    section = state.config.competition
+    buckets = TokenBuckets(section.requests_per_second, section.request_burst)
     app = Starlette(
         routes=[Route(path, _refusals(handler), methods=methods)
                 for path, handler, methods in routes],
         exception_handlers=handlers,
+        middleware=[Middleware(SecurityHeaders), Middleware(RateLimit, buckets=buckets)],
     )
     app.state.competition = state
     # The HTML pages (referee.server.pages), beside the API.

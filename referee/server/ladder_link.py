@@ -5,8 +5,8 @@ participant is disabled, leaves)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
-from pathlib import Path
 from typing import Final
 
 import trio
@@ -16,10 +16,14 @@ from referee.competition import (
     CompetitionHost,
     LadderControl,
     LadderSettings,
+    LogBudget,
+    LogUsage,
     bot_spec,
+    is_disk_full,
     run_ladder,
+    trim_logs,
 )
-from referee.core import BotSpec, MatchSettings
+from referee.core import BotSpec, MatchSettings, leaves
 from referee.league import ResultStore
 
 __all__ = ["ladder_settings", "run_ladder_link"]
@@ -27,19 +31,28 @@ __all__ = ["ladder_settings", "run_ladder_link"]
 #: How often the active bots are read again from the database without being told
 #: (``participants disable`` runs in another process).
 POLL_S: Final = 2.0
+#: How often the free space is read.
+DISK_POLL_S: Final = 2.0
+#: How often the bot logs are trimmed to their budget.
+LOGS_POLL_S: Final = 10.0
+#: After a write failed for want of space, the ladder waits for this much more.
+DISK_MARGIN: Final = 16 << 20
+
+log = logging.getLogger("referee.server")
 
 
 def ladder_settings(state: CompetitionHost) -> LadderSettings:
     config = state.config
     ladder = config.ladder
     match = MatchSettings(
-        rules=config.rules, time=config.time, log_dir=state.workspace.root / "logs",
+        rules=config.rules, time=config.time, log_dir=state.workspace.logs,
         # The game pages show each game's replay (referee.server.pages).
-        replay_dir=state.workspace.root / "replays")
+        replay_dir=state.workspace.replays)
     return LadderSettings(
         match=match, table_sizes=ladder.table_sizes,
         deals=ladder.deals, placement_games=ladder.placement_games,
-        seed=ladder.seed or None, concurrency=ladder.concurrency,
+        seed=None if state.season is None else state.season.seed,
+        concurrency=ladder.concurrency,
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
@@ -52,37 +65,109 @@ def active_bots(state: CompetitionHost) -> list[BotSpec]:
     return out
 
 
-async def run_ladder_link(state: CompetitionHost, db: Path, *,
+async def run_ladder_link(state: CompetitionHost, results: ResultStore, *,
                           task_status: trio.TaskStatus[Callable[[], None]]
                           = trio.TASK_STATUS_IGNORED) -> None:
-    """Run the ladder until cancelled; started: a function that tells it the active
+    """Run the ladder on the competition's database (``results``, which the caller
+    opened and closes) until cancelled; started: a function that tells it the active
     bots changed."""
+    if state.season is None:
+        await state.open_season()
     try:
         settings = ladder_settings(state)
         settings.check()
     except ValueError as exc:
         raise CompetitionError(f"{state.config.path}: [ladder]: {exc}") from None
-    results = await trio.to_thread.run_sync(ResultStore, db)
     changed = trio.Event()
-    try:
-        control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
-                                paused=await trio.to_thread.run_sync(state.store.paused))
-        state.ladder = control
+    control = LadderControl(await trio.to_thread.run_sync(active_bots, state),
+                            paused=await trio.to_thread.run_sync(state.store.paused))
+    state.ladder = control
 
-        def tell() -> None:
-            changed.set()
+    def tell() -> None:
+        changed.set()
 
-        async with trio.open_nursery() as nursery:
-            await nursery.start(run_ladder, results, settings, control)
-            task_status.started(tell)
-            playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
-            while True:
-                with trio.move_on_after(POLL_S):
-                    await changed.wait()
-                changed = trio.Event()
-                bots = await trio.to_thread.run_sync(active_bots, state)
-                if {b.name for b in bots} != playing:
-                    control.set_bots(bots)
-                    playing = {b.name for b in bots}
-    finally:
-        results.close()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(_keep_playing, state, results, settings, control)
+        nursery.start_soon(_watch_disk, state, control)
+        nursery.start_soon(_trim_logs, state, control)
+        task_status.started(tell)
+        playing = {b.name for b in await trio.to_thread.run_sync(active_bots, state)}
+        while True:
+            with trio.move_on_after(POLL_S):
+                await changed.wait()
+            changed = trio.Event()
+            bots = await trio.to_thread.run_sync(active_bots, state)
+            if {b.name for b in bots} != playing:
+                control.set_bots(bots)
+                playing = {b.name for b in bots}
+
+
+def _only_disk_full(exc: BaseException) -> bool:
+    found = leaves(exc)
+    return bool(found) and all(is_disk_full(leaf) for leaf in found)
+
+
+async def _keep_playing(state: CompetitionHost, results: ResultStore, settings: LadderSettings,
+                        control: LadderControl, *,
+                        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+                        ) -> None:
+    """Run the ladder; when a full disk stops it (a replay or a game that cannot be
+    written), wait for space, then run it again: the games that were in flight are
+    played again, none is stored twice (as after a kill)."""
+    started = False
+    while True:
+        try:
+            async with trio.open_nursery() as inner:
+                await inner.start(run_ladder, results, settings, control)
+                if not started:
+                    task_status.started()
+                    started = True
+            return  # stopped
+        except BaseException as exc:
+            if not _only_disk_full(exc):
+                raise
+        disk = state.uploads.disk
+        free = await trio.to_thread.run_sync(disk.free)
+        log.warning("the disk is full: the ladder stopped its games in flight and waits"
+                    " for space (the API and the pages go on)")
+        state.disk_failed = True
+        # Room: the reserve, and at least DISK_MARGIN more than when the write failed.
+        while (await trio.to_thread.run_sync(disk.free)) < max(disk.reserve,
+                                                               free + DISK_MARGIN):
+            await trio.sleep(DISK_POLL_S)
+        state.disk_failed = False
+        log.warning("the disk has room again: the ladder goes on")
+
+
+async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
+    """Keep the ladder's bot logs within their budget, evicting the oldest files."""
+    section = state.config.competition
+    budget = LogBudget(section.bot_logs_mb << 20, section.logs_mb << 20)
+    folder = state.workspace.logs
+    evicted = 0
+    while True:
+        bots = [r.bot for r in control.ratings()] + list(control.active)
+        usage = await trio.to_thread.run_sync(trim_logs, folder, bots, budget)
+        evicted += usage.evicted
+        state.logs = LogUsage(usage.bytes, usage.files, evicted)
+        await trio.sleep(LOGS_POLL_S)
+
+
+async def _watch_disk(state: CompetitionHost, control: LadderControl) -> None:
+    """Pause the ladder while the disk is below its reserve, and resume it when space
+    returns (unless the organizer paused it meanwhile, or the season or the ladder
+    ended)."""
+    disk = state.uploads.disk
+    while True:
+        room = await trio.to_thread.run_sync(disk.has_room)
+        if not room and not state.disk_low:
+            state.disk_low = True
+            control.pause()
+            log.warning("the disk is below its reserve of %d MiB: the ladder pauses and"
+                        " uploads are refused until space returns", disk.reserve >> 20)
+        elif room and state.disk_low:
+            state.disk_low = False
+            if await trio.to_thread.run_sync(state.may_resume):
+                control.resume()
+            log.warning("the disk has room again: the ladder goes on")
+        await trio.sleep(DISK_POLL_S)

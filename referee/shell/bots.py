@@ -143,9 +143,9 @@ class BotConnection:
     def describe_exit(self) -> str:
         """How the bot ended, e.g. ``the bot exited with status 1`` or ``the bot was
         killed by signal SIGSEGV``."""
-        code = self.process.returncode
-        was = "was " if code is not None and code < 0 else ""
-        return f"the bot {was}{self.process.status()}"
+        status = self.process.status()
+        was = "was " if status.startswith("killed") else ""
+        return f"the bot {was}{status}"
 
     def crashed(self, what: str | None = None) -> BotCrashed:
         """The fault of a bot that is gone: ``what`` happened (if given), then how the

@@ -34,6 +34,26 @@ def test_participants_add_list_and_disable(tmp_path: Path,
     assert "no participant named 'nobody'" in capsys.readouterr().err
 
 
+def test_participants_enable_gives_back_the_token(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from referee.competition import CompetitionStore
+
+    db = str(tmp_path / "c.sqlite")
+    assert main(["participants", "add", "alice", "--db", db]) == 0
+    token = capsys.readouterr().out.strip().splitlines()[-1]
+    assert main(["participants", "enable", "alice", "--db", db]) == 2
+    assert "participant 'alice' is not disabled" in capsys.readouterr().err
+    assert main(["participants", "disable", "alice", "--db", db]) == 0
+    assert main(["participants", "enable", "alice", "--db", db]) == 0
+    assert "participant alice enabled: their token works again" in capsys.readouterr().out
+    assert main(["participants", "list", "--db", db]) == 0
+    assert capsys.readouterr().out.startswith("alice\tactive\t")
+    with CompetitionStore(db) as store:
+        assert store.authenticate(token).name == "alice"
+    assert main(["participants", "enable", "nobody", "--db", db]) == 2
+    assert "no participant named 'nobody'" in capsys.readouterr().err
+
+
 def test_participants_refuse_another_programs_database(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import sqlite3
@@ -97,3 +117,20 @@ def test_submit_leaves_out_what_submitignore_names(tmp_path: Path) -> None:
     (folder / ".submitignore").write_text(".venv\n")
     with pytest.raises(UsageError, match=r"name it in \.submitignore"):
         pack(folder)
+
+
+def test_finals_with_too_few_finalists_are_refused_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``taki-referee finals`` closes submissions, then refuses finals that a table
+    cannot be made of (no participant has a bot in the ladder)."""
+    (tmp_path / "competition.toml").write_text('[competition]\nname = "few"\n')
+    db = str(tmp_path / "c.sqlite")
+    assert main(["participants", "add", "alice", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["finals", str(tmp_path / "competition.toml"), "--db", db,
+                 "--output", str(tmp_path / "finals.html")]) == 2
+    out, err = capsys.readouterr()
+    assert "submissions are closed; the finalists: none" in out
+    assert err.strip().splitlines() == [
+        "taki-referee: the finals need at least 2 participants with a bot in the ladder,"
+        " found 0"]

@@ -47,6 +47,7 @@ def test_a_failed_build_shows_its_output(tmp_path: Path) -> None:
     assert any(line.startswith("build: failed (exit status 3;") for line in out)
 
 
+@pytest.mark.slow
 def test_a_crashing_bot_is_rejected_with_its_stderr(tmp_path: Path) -> None:
     bot = folder(tmp_path / "bot", 'name = "b"\ncommand = "python bot.py"\n',
                  {"bot.py": "import sys\nprint('cannot find strategy.py', file=sys.stderr)\n"

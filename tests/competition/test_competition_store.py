@@ -118,6 +118,25 @@ def test_disabling_retires_the_bots_and_stops_the_token(store: CompetitionStore)
     assert caught.value.refusal is Refusal.FORBIDDEN
 
 
+def test_enabling_brings_back_the_token_and_the_bots_the_disabling_retired(
+        store: CompetitionStore) -> None:
+    token = store.add_participant("alice")
+    first, second = add(store, "alice", "a", "f1"), add(store, "alice", "a", "f2")
+    store.activate(first, "ok", active_bots=1)
+    store.activate(second, "ok", active_bots=1)  # a@1 retires: a newer version came
+    with pytest.raises(CompetitionError, match="not disabled"):
+        store.enable_participant("alice")
+    assert store.disable_participant("alice") == ["a@2"]
+    assert store.enable_participant("alice") == ["a@2"]  # not a@1
+    assert [s.entrant for s in store.active()] == ["a@2"]
+    assert store.authenticate(token).name == "alice"
+    # A second disabling and enabling brings back what is active then, once.
+    assert store.disable_participant("alice") == ["a@2"]
+    assert store.enable_participant("alice") == ["a@2"]
+    with pytest.raises(CompetitionError, match="no participant named 'bob'"):
+        store.enable_participant("bob")
+
+
 def test_frozen_submissions_are_refused(store: CompetitionStore) -> None:
     store.add_participant("alice")
     store.freeze()

@@ -98,6 +98,7 @@ async def run_until(store: ResultStore, control: LadderControl, ladder: LadderSe
     return landed
 
 
+@pytest.mark.slow
 async def test_a_ladder_plays_whole_meetings_and_rates_them(tmp_path: Path) -> None:
     db = tmp_path / "ladder.sqlite"
     control = LadderControl([bot("greedy@1", "greedy"), bot("random@1", seed=1),

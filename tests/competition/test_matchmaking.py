@@ -1,18 +1,51 @@
-"""Matchmaking: placement first, then the most uncertain tables, balanced games."""
+"""Matchmaking: placement first, the fair seats to the bots that waited longest, the
+other seats to the most uncertain opponents."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
 import pytest
 
-from referee.competition.matchmaking import BALANCE, Doubts, Entrant, choose_table, next_size
-from referee.ratings.online import Belief, misorder
+from referee.competition.matchmaking import Entrant, choose_table, fair_seats, next_size
+from referee.ratings.online import Belief
 
 
-def entrant(name: str, mu: float = 1500.0, sigma: float = 60.0, games: int = 40) -> Entrant:
-    return Entrant(name, Belief(mu, sigma, games), games)
+def entrant(name: str, mu: float = 1500.0, sigma: float = 60.0, games: int = 40,
+            idle: int = 0) -> Entrant:
+    return Entrant(name, Belief(mu, sigma, games), games, idle)
+
+
+class Season:
+    """A ladder's bookkeeping around ``choose_table``: games, and the tables since each
+    bot last sat at one."""
+
+    def __init__(self, ratings: dict[str, tuple[float, float]], placement: int = 0) -> None:
+        self.ratings = ratings
+        self.placement = placement
+        self.games: Counter[str] = Counter({n: 0 for n in ratings})
+        self.last = dict.fromkeys(ratings, 0)
+        self.tables: list[tuple[str, ...]] = []
+
+    def play(self, size: int, rng: random.Random) -> tuple[str, ...]:
+        field = [Entrant(n, Belief(mu, sigma, self.games[n]), self.games[n],
+                         len(self.tables) - self.last[n])
+                 for n, (mu, sigma) in self.ratings.items()]
+        table = choose_table(field, size, rng, placement_games=self.placement)
+        assert table is not None and len(set(table)) == size
+        self.tables.append(table)
+        for name in table:
+            self.games[name] += 1
+            self.last[name] = len(self.tables)
+        return table
+
+    def longest_wait(self, name: str) -> int:
+        """The most tables in a row ``name`` did not sit at."""
+        seated = [i for i, t in enumerate(self.tables) if name in t]
+        marks = [-1, *seated, len(self.tables)]
+        return max(b - a - 1 for a, b in itertools.pairwise(marks))
 
 
 def test_a_new_bot_is_seated_before_any_other() -> None:
@@ -35,8 +68,8 @@ def test_the_newcomer_with_the_fewest_games_comes_first() -> None:
 
 
 def test_opponents_are_those_the_ratings_may_have_in_the_wrong_order() -> None:
-    # "focus" has far fewer games: it is the focus; "near" is 20 Elo away, the rest far.
-    field = [entrant("focus", 1500.0, games=5), entrant("near", 1520.0),
+    # "focus" waited longest: it is seated; "near" is 20 Elo away, the rest far.
+    field = [entrant("focus", 1500.0, idle=5), entrant("near", 1520.0),
              entrant("far-up", 2100.0), entrant("far-down", 900.0), entrant("mid", 1700.0)]
     opponents = Counter(choose_table(field, 2, random.Random(s), placement_games=0)[1]  # type: ignore[index]
                         for s in range(300))
@@ -45,7 +78,7 @@ def test_opponents_are_those_the_ratings_may_have_in_the_wrong_order() -> None:
 
 
 def test_a_table_is_found_when_every_order_is_certain() -> None:
-    field = [entrant("focus", 1500.0, sigma=1.0, games=5), entrant("far", 3000.0, sigma=1.0),
+    field = [entrant("focus", 1500.0, sigma=1.0, idle=5), entrant("far", 3000.0, sigma=1.0),
              entrant("farther", 4000.0, sigma=1.0)]
     table = choose_table(field, 3, random.Random(0), placement_games=0)
     assert table is not None and table[0] == "focus" and set(table) == {
@@ -53,15 +86,12 @@ def test_a_table_is_found_when_every_order_is_certain() -> None:
 
 
 def test_the_games_of_a_field_of_equals_stay_balanced() -> None:
-    names = [f"b{i}" for i in range(10)]
-    games = Counter({n: 0 for n in names})
+    season = Season({f"b{i}": (1500.0, 60.0) for i in range(10)}, placement=5)
     rng = random.Random(1)
     for _ in range(400):
-        field = [entrant(n, games=games[n]) for n in names]
-        table = choose_table(field, 4, rng, placement_games=5)
-        assert table is not None and len(set(table)) == 4
-        games.update(table)
-    assert max(games.values()) - min(games.values()) <= 8
+        season.play(4, rng)
+    # 160 games each on average: the fair seats keep every bot within a few of it.
+    assert max(season.games.values()) - min(season.games.values()) <= 24
 
 
 def test_a_table_is_never_larger_than_the_field() -> None:
@@ -84,45 +114,34 @@ def test_table_sizes_take_turns_among_those_the_field_fills() -> None:
     assert next_size((4,), {}, 3) is None
 
 
-def test_two_bots_the_ratings_cannot_tell_apart_do_not_take_every_game() -> None:
-    """The same program submitted twice: its two versions stay a coin flip for the
-    ratings however many games they play, so their doubt never falls; the others, far
-    apart, have little. They still get their share (``BALANCE``)."""
-    spread = {"twin": 1500.0, "twin'": 1500.0, "low": 700.0, "high": 2300.0,
-              "top": 3100.0}
-    games = Counter({n: 0 for n in spread})
-    rng = random.Random(3)
+@pytest.mark.parametrize("size", [2, 3, 4])
+def test_no_bot_waits_longer_than_its_turn_clones_or_not(size: int) -> None:
+    """Two strong bots and four copies of one program: the copies stay a coin flip for
+    the ratings however many games they play, so they are always the most uncertain
+    tables. Every bot still sits at a table at least once every ``ceil(6 / fair
+    seats)`` tables, so in any stretch of play it has at least half its fair share."""
+    ratings = {"strong": (2300.0, 40.0), "second": (1900.0, 40.0)}
+    ratings.update({f"clone{i}": (1500.0, 40.0) for i in range(4)})
+    season = Season(ratings)
+    rng = random.Random(size)
     for _ in range(600):
-        field = [entrant(n, mu, sigma=40.0, games=games[n]) for n, mu in spread.items()]
-        table = choose_table(field, 2, rng, placement_games=4)
-        assert table is not None
-        games.update(table)
-    assert max(games.values()) <= BALANCE * (min(games.values()) + 4), games
+        season.play(size, rng)
+    turn = -(-len(ratings) // fair_seats(size))
+    for name in ratings:
+        assert season.longest_wait(name) < turn, (name, season.longest_wait(name))
+    for start in range(0, 600, 60):  # every stretch of 60 tables
+        seated = Counter(b for t in season.tables[start:start + 60] for b in t)
+        fair = 60 * size / len(ratings)
+        assert min(seated[n] for n in ratings) >= fair / 2, seated
 
 
-def test_doubts_kept_from_table_to_table_are_the_sums_over_the_field() -> None:
-    rng = random.Random(4)
-    doubts = Doubts()
-
-    def entrant(name: str) -> Entrant:
-        return Entrant(name, Belief(rng.gauss(1500, 150), rng.uniform(20, 350)),
-                       rng.randint(0, 50))
-
-    field = {f"b{i}": entrant(f"b{i}") for i in range(30)}
-    for step in range(40):
-        if step % 7 == 3:
-            del field[rng.choice(sorted(field))]
-        if step % 5 == 1:
-            field[f"new{step}"] = entrant(f"new{step}")
-        for name in rng.sample(sorted(field), 3):
-            field[name] = entrant(name)
-        entrants = list(field.values())
-        sums = doubts.sync(entrants)
-        assert set(sums) == set(field)
-        for e in entrants:
-            brute = sum(misorder(e.belief, o.belief) for o in entrants if o.name != e.name)
-            assert sums[e.name] == pytest.approx(brute, abs=1e-9)
-        # The same table as without the kept doubts.
-        assert choose_table(entrants, 3, random.Random(step), placement_games=0,
-                            doubts=doubts) == choose_table(
-            entrants, 3, random.Random(step), placement_games=0)
+def test_the_copies_of_one_program_do_not_take_the_informative_seats_forever() -> None:
+    """A pair that stays a coin flip after many games has little left to learn: once
+    the copies are sure of (small spread), a bot the ratings barely know is drawn."""
+    seated = entrant("a", 1500.0, sigma=5.0, idle=9)
+    copy = entrant("a-copy", 1500.0, sigma=5.0)
+    new = entrant("unknown", 1900.0, sigma=300.0)
+    drawn = Counter(choose_table([seated, copy, new], 2, random.Random(s),
+                                 placement_games=0)[1]  # type: ignore[index]
+                    for s in range(300))
+    assert drawn["unknown"] > drawn["a-copy"]

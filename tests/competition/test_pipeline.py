@@ -9,10 +9,12 @@ import pytest
 import trio
 from served import bot_folder, targz
 
+from referee.competition.accept import accept_upload
 from referee.competition.config import CompetitionConfig
-from referee.competition.pipeline import Workspace, accept_upload, run_pipeline
+from referee.competition.pipeline import run_pipeline
 from referee.competition.records import Status, Submission
 from referee.competition.store import CompetitionStore
+from referee.competition.workspace import Workspace
 from referee.compliance.run import CheckSettings
 
 
@@ -53,6 +55,8 @@ async def test_a_stopped_servers_leftovers_go_and_its_work_is_done_again(
     done = store.submission(sub.id)
     assert done.status is Status.ACTIVE, done.output
     assert (done.entrant, done.attempts) == ("rnd@1", 2)
+    scenarios = done.output.split()[1]
+    assert done.output.startswith(f"check: {scenarios} of {scenarios} scenarios passed")
     assert [s.id for s in store.submissions()] == [sub.id]
     send.close()
 
@@ -80,6 +84,18 @@ async def test_a_scenario_that_fails_once_runs_again_before_a_rejection(
     assert done.status is Status.ACTIVE
     assert runs == [frozenset(), frozenset({"error-mid-game"})]
     assert "error-mid-game on a second run" in done.output
+    # The server's words are those of `taki-referee check`: "N of M scenarios passed".
+    assert done.output.startswith("check: 2 of 2 scenarios passed (")
+
+
+def test_a_rejection_counts_the_scenarios_as_check_does() -> None:
+    from referee.competition.pipeline import describe_check
+    from referee.compliance.outcome import BotReport, ScenarioOutcome
+
+    outcomes = (ScenarioOutcome("handshake", "lifecycle", "answer hello", problem="silent"),
+                ScenarioOutcome("decide-play", "decide", "play a card"))
+    text = describe_check(BotReport("b", "./b", outcomes, 1.0), 2)
+    assert text.splitlines()[0] == "check: 1 of 2 scenarios passed, 1 failed (twice)"
 
 
 async def test_a_rejection_shows_the_bots_last_stderr_lines(
@@ -104,7 +120,7 @@ async def test_a_rejection_shows_the_bots_last_stderr_lines(
     done = await pipeline.process(sub, store, config, workspace)
     assert done.status is Status.REJECTED
     assert done.output.splitlines() == [
-        "check: 42 of 42 scenarios failed (twice)",
+        "check: 0 of 42 scenarios passed, 42 failed (twice)",
         "FAIL handshake: failed (crash)",
         "41 scenarios not played: the bot failed its handshake",
         "the bot's last lines on stderr (in handshake):",

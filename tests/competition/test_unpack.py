@@ -171,3 +171,27 @@ def test_a_tar_that_holds_a_jar_is_unpacked_as_a_tar(tmp_path: Path) -> None:
     unpack(tarred, tmp_path / "t", LIMITS)
     assert sorted(p.relative_to(tmp_path / "t").as_posix()
                   for p in (tmp_path / "t").rglob("*")) == ["bot", "build", "build/bot.jar"]
+
+
+def test_a_bomb_that_announces_its_size_is_refused_before_a_byte_is_written(
+        tmp_path: Path) -> None:
+    class Zeros(io.RawIOBase):
+        left = 64 << 20
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+            n = min(len(buffer), self.left)
+            buffer[:n] = bytes(n)
+            self.left -= n
+            return n
+
+    info = tarfile.TarInfo("zeros")
+    info.size = 64 << 20
+    with tarfile.open(tmp_path / "bomb.tgz", "w:gz", compresslevel=1) as archive:
+        manifest, text = file_info("bot.toml", b"name='x'\n")
+        archive.addfile(manifest, io.BytesIO(text))
+        archive.addfile(info, io.BufferedReader(Zeros()))
+    assert refusal(tmp_path / "bomb.tgz", tmp_path / "out").refusal is Refusal.TOO_LARGE
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["bot.toml"]

@@ -25,6 +25,7 @@ async def check(command: str, tmp_path: Path, only: set[str] = frozenset()) -> B
         return await check_bot(parse_bot_arg(command, 0), settings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("figure", "scenario"), [
     ("stop", "last-card-stop-two-players"),
     ("change_direction", "last-card-change-direction-two-players"),
@@ -40,6 +41,7 @@ async def test_a_missing_declaration_fails_its_scenario(figure: str, scenario: s
     assert all(o.passed for o in report.outcomes if o.group == "lifecycle")
 
 
+@pytest.mark.slow
 async def test_a_reaction_budgeted_from_the_bank_fails(tmp_path: Path) -> None:
     report = await check(f"python {HOSTILE / 'mutant_bank_react.py'}", tmp_path)
     assert [o.name for o in report.failures] == ["bank-react"]

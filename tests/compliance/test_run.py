@@ -34,6 +34,7 @@ async def check(command: str, *, only: set[str] = frozenset(), time: TimeControl
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", ["random_bot.py 5", "greedy_bot.py"])
 async def test_sample_python_bot_passes_every_scenario(bot: str, tmp_path: Path) -> None:
     report = await check(f"python {REPO / 'sample_bots' / bot}", tmp_path=tmp_path)
@@ -42,6 +43,7 @@ async def test_sample_python_bot_passes_every_scenario(bot: str, tmp_path: Path)
     assert report.to_json()["failed"] == 0
 
 
+@pytest.mark.slow
 async def test_react_out_of_range_fails_the_react_scenarios(tmp_path: Path) -> None:
     report = await check(f"python {HOSTILE / 'react_out_of_range.py'}", tmp_path=tmp_path)
     failed = {o.name: o for o in report.failures}
@@ -58,6 +60,7 @@ async def test_react_out_of_range_fails_the_react_scenarios(tmp_path: Path) -> N
     assert all(o.passed for o in report.outcomes if o.group == "lifecycle")
 
 
+@pytest.mark.slow
 async def test_silent_bot_times_out_and_the_run_ends(tmp_path: Path) -> None:
     only = {"handshake", "shutdown-mid-game", "decide-play", "react-holder", "big-hand-draw"}
     fast = TimeControl(move_ms=100, reaction_ms=100, startup_ms=20_000)
@@ -130,6 +133,7 @@ async def test_writing_after_game_over_fails(tmp_path: Path) -> None:
     assert outcome.fault is not None and outcome.fault.reason == "protocol"
 
 
+@pytest.mark.slow
 async def test_a_bot_that_never_exits_fails_every_goodbye(tmp_path: Path) -> None:
     report = await check(f"python {HOSTILE / 'lingers.py'}", only=set(LIFECYCLE),
                          tmp_path=tmp_path)
@@ -149,6 +153,7 @@ def waited(problem: str | None, after: str) -> int:
     return int(found[1])
 
 
+@pytest.mark.slow
 async def test_the_slack_multiplies_the_fixed_waits(tmp_path: Path) -> None:
     """``check --slack 3``: a bot's exit is waited for three times as long."""
     report = await check(f"python {HOSTILE / 'lingers.py'}", only={"end-of-input"},

@@ -238,6 +238,7 @@ class UnitsSeen:
         monkeypatch.setattr(runner, "play_unit", spy)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("first", "then"), [
     # 3 bots, 2 deals, units of 2 deals; then 4 deals: units of 4 deals would hold the 2
     # stored ones.

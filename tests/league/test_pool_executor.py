@@ -72,6 +72,7 @@ async def test_a_bot_a_worker_cannot_start_stops_the_league(tmp_path: Path) -> N
     assert live_children(zombies=True) == []
 
 
+@pytest.mark.slow
 def test_workers_from_the_league_file_and_the_command_line(tmp_path: Path) -> None:
     path = league(tmp_path, extra="workers = 2\n")
     db = tmp_path / "r.sqlite"

@@ -181,6 +181,7 @@ def test_deals_per_unit_keeps_every_place_busy_whatever_the_concurrency(
         assert deals_per_unit(attrs.evolve(config, concurrency=concurrency)) == per_unit
 
 
+@pytest.mark.slow
 def test_a_huge_league_is_played_in_small_units(tmp_path: Path) -> None:
     # Sized from the league alone, a unit of this league would hold 187 million deals.
     # Without the cap, building that first unit takes hours and far more memory than
@@ -406,6 +407,7 @@ def test_no_bot_check_lets_a_broken_bot_forfeit(tmp_path: Path) -> None:
     assert report["forfeits"] == {"crasher": {"crash": 2}}
 
 
+@pytest.mark.slow
 def test_league_rating_options(tmp_path: Path) -> None:
     path = league_file(tmp_path, deals=2)
     db = tmp_path / "r.sqlite"

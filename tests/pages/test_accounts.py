@@ -15,10 +15,11 @@ FORMS = {
     "/signout": {},
     "/me/token": {},
     "/organizer/participants": {"name": "mallory"},
-    "/organizer/disable": {"name": "bob"},
+    "/organizer/disable": {"name": "bob", "confirm": "yes"},
+    "/organizer/enable": {"name": "bob"},
     "/organizer/ladder": {"action": "pause"},
     "/organizer/freeze": {},
-    "/organizer/finals": {"deals": "1", "table_size": "2"},
+    "/organizer/finals": {"deals": "1", "table_size": "2", "confirm": "yes"},
 }
 
 
@@ -227,8 +228,20 @@ async def test_the_organizer_adds_participants_pauses_and_closes_submissions(
     assert served.state.store.paused()
     await boss.post("/organizer/ladder", data={"csrf": csrf_of(page.text), "action": "resume"})
     assert not served.state.store.paused()
-    await boss.post("/organizer/disable", data={"csrf": csrf_of(page.text), "name": "carol"})
+    unconfirmed = await boss.post("/organizer/disable",
+                                  data={"csrf": csrf_of(page.text), "name": "carol"})
+    assert unconfirmed.status_code == 400 and "tick the box to confirm" in unconfirmed.text
+    assert (await carol.get("/me")).status_code == 200
+    await boss.post("/organizer/disable", data={"csrf": csrf_of(page.text), "name": "carol",
+                                                "confirm": "yes"})
     assert (await carol.get("/me")).status_code == 403
+    shown = await boss.get("/organizer")
+    assert 'action="/organizer/enable"' in shown.text
+    await boss.post("/organizer/enable", data={"csrf": csrf_of(page.text), "name": "carol"})
+    assert (await carol.get("/me")).status_code == 401  # the old session stays ended
+    assert (await sign_in(carol, token.group(1))).headers["location"] == "/me"
+    await boss.post("/organizer/disable", data={"csrf": csrf_of(page.text), "name": "carol",
+                                                "confirm": "yes"})
     await boss.post("/organizer/freeze", data={"csrf": csrf_of(page.text)})
     assert served.state.store.frozen()
     alice = browsers.new()

@@ -197,7 +197,22 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
     assert alice.locator('#leaderboard tr[data-bot="bee@1"]').count() == 1
     shoot(alice, "leaderboard")
 
-    alice.click('#leaderboard a[href="/bots/ace%401"]')
+    # The rating history fills as games land: the bot page charts it over dated axes.
+    deadline = time.monotonic() + WAIT_MS / 1000
+    alice.goto(url + "/bots/ace%401")
+    while alice.locator("#rating-chart polyline").count() == 0:
+        assert time.monotonic() < deadline, alice.inner_text("main")
+        alice.wait_for_timeout(1000)
+        alice.reload()
+    assert "time (UTC)" in alice.inner_text("#rating-chart")
+    alice.goto(url)
+    alice.wait_for_selector('#leaderboard tr[data-bot="ace@1"] td.fitted')
+    assert alice.inner_text('#leaderboard tr[data-bot="ace@1"] td.fitted') != "-"
+    shoot(alice, "leaderboard")
+    alice.goto(url + "/me")
+    alice.wait_for_selector("#recent-games a")
+    shoot(alice, "participant-games")
+    alice.click('#submissions a[href="/bots/ace%401"]')
     alice.wait_for_selector("#games a")
     shoot(alice, "bot")
     alice.click("#games a")
@@ -222,6 +237,7 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
     # The organizer starts the finals from the page; the finals page shows the standings.
     boss.goto(url + "/organizer")
     boss.fill("#start-finals input[name=deals]", "1")
+    boss.check("#start-finals input[name=confirm]")
     boss.click("#start-finals button")
     assert "of 2 games played" in boss.inner_text("#finals-progress")
     boss.goto(url + "/finals")
@@ -230,6 +246,9 @@ def test_organizer_participants_upload_leaderboard_game_and_log(
         assert time.monotonic() < deadline, boss.inner_text("main")
         boss.wait_for_timeout(500)
         boss.reload()
-    assert {"ace@1", "bee@1"} <= set(boss.inner_text("#standings").split())
+    assert {"ace@1", "bee@1", "alice", "bob"} <= set(boss.inner_text("#standings").split())
     shoot(boss, "finals")
+    games = boss.locator("#standings a").first.get_attribute("href")
+    report = boss.goto(url + games)  # the bot's page of the finals report: its games
+    assert report is not None and report.status == 200, games
     assert problems == []

@@ -3,6 +3,7 @@ only the games stored since, and holds nothing per game."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from season_games import recompute, store_games
@@ -33,3 +34,23 @@ def test_a_digest_starts_from_the_aggregates_and_folds_only_the_newer_games(
     assert [g.number for g in games] == sorted((g.number for g in games), reverse=True)
     assert all(g.seat_of("bot0@1") is not None for g in games)
     assert stored.game(100) is not None and stored.game(101) is None
+
+
+def test_a_database_too_busy_to_fold_leaves_the_digest_as_it_was_until_the_next_read(
+        tmp_path: Path) -> None:
+    db = tmp_path / "c.sqlite"
+    store_games(db, 10)
+    digest = Digest()
+    assert digest.catch_up(db) == 10
+    before = dict(digest.bots)
+    store_games(db, 5, seed=4, first=100)
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the database (5 s and more)
+    try:
+        assert digest.catch_up(db) == 0
+        assert digest.bots == before and digest.stored == 10
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert digest.catch_up(db) == 5
+    assert digest.stored == 15

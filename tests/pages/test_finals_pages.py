@@ -5,6 +5,7 @@ public finals page shows their progress, then the standings and the report's fil
 from __future__ import annotations
 
 import json
+import re
 
 import trio
 from pages_helpers import Browsers, csrf_of, entrant, sign_in
@@ -24,8 +25,13 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     page = await boss.get("/organizer")
     assert 'action="/organizer/finals"' in page.text and "Start finals" in page.text
     csrf = csrf_of(page.text)
-    started = await boss.post("/organizer/finals",
-                              data={"csrf": csrf, "deals": "3", "table_size": "2"})
+    unconfirmed = await boss.post("/organizer/finals",
+                                  data={"csrf": csrf, "deals": "3", "table_size": "2"})
+    assert unconfirmed.status_code == 400 and "tick the box to confirm" in unconfirmed.text
+    store = served.state.store
+    assert store.finals_plan() is None and not store.frozen() and not store.paused()
+    started = await boss.post("/organizer/finals", data={
+        "csrf": csrf, "deals": "3", "table_size": "2", "confirm": "yes"})
     assert started.status_code == 303 and started.headers["location"] == "/organizer"
     store = served.state.store
     assert store.frozen() and store.paused()
@@ -33,8 +39,8 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     assert served.state.finals.phase is FinalsPhase.PLAYING
     assert served.state.finals.begun.is_set()
     # Started again (another tab, say): the first plan stays.
-    again = await boss.post("/organizer/finals",
-                            data={"csrf": csrf, "deals": "7", "table_size": "2"})
+    again = await boss.post("/organizer/finals", data={
+        "csrf": csrf, "deals": "7", "table_size": "2", "confirm": "yes"})
     assert again.status_code == 303 and store.finals_plan() == FinalsPlan((a, b), 3, 2)
     resumed = await boss.post("/organizer/ladder", data={"csrf": csrf, "action": "resume"})
     assert resumed.status_code == 409 and "the finals have begun" in resumed.text
@@ -44,6 +50,9 @@ async def test_the_organizer_starts_the_finals_once_and_the_ladder_stays_paused(
     assert api.status_code == 409 and store.paused()
     shown = await boss.get("/organizer")
     assert "Start finals" not in shown.text and "0 of 12 games played" not in shown.text
+    # The ladder stays stopped: the page offers no "Resume the ladder" (it would be 409).
+    assert "Resume the ladder" not in shown.text and 'action="/organizer/ladder"' not in shown.text
+    assert "The ladder stopped for the finals." in shown.text
     assert f"{a}, {b}" in shown.text
 
 
@@ -57,7 +66,8 @@ async def test_finals_without_enough_finalists_or_with_bad_numbers_are_refused(
                          ({"deals": "x1"}, "not a whole number"),
                          ({"deals": "0"}, "deals must be between 1"),
                          ({"table_size": "11"}, "table size must be between 2 and 10")):
-        answer = await boss.post("/organizer/finals", data={"csrf": csrf, **fields})
+        answer = await boss.post("/organizer/finals",
+                                 data={"csrf": csrf, "confirm": "yes", **fields})
         assert answer.status_code == 400 and says in answer.text, (fields, answer.text)
     store = served.state.store
     assert store.finals_plan() is None and not store.frozen() and not store.paused()
@@ -85,7 +95,8 @@ async def test_the_finals_page_shows_progress_then_escaped_standings_and_the_rep
     progress.phase, progress.total = FinalsPhase.PLAYING, 12
     progress.plan = FinalsPlan(("ant@1", "bee@1"), 6, 2)
     page = await web.get("/finals")
-    assert "0 of 12 games played" in page.text and "ant@1, bee@1" in page.text
+    assert "0 of 12 games played" in page.text
+    assert re.sub(r"<[^>]+>", "", page.text).count("ant@1, bee@1") == 1
     progress.phase = FinalsPhase.DONE
     progress.standings = (FinalStanding(1, "<script>x</script>", 1510.4, 1490.0, 1530.0, 12,
                                         0.75),)
@@ -119,3 +130,27 @@ async def test_finals_played_before_a_restart_are_shown_and_not_played_again(
                               say=said.append)
     assert progress.phase is FinalsPhase.DONE and progress.standings == (row,)
     assert progress.plan == plan and progress.total == 2 and said == []
+
+
+async def test_the_final_standings_name_each_participant_and_link_their_games(
+        served: Served, browsers: Browsers) -> None:
+    a, b = entrant(served, "alice", "ant"), entrant(served, "bob", "bee")
+    progress = served.state.finals
+    progress.phase, progress.total = FinalsPhase.PLAYING, 2
+    progress.plan = FinalsPlan((a, b), 1, 2)
+    web = browsers.new()
+    playing = (await web.get("/finals")).text
+    assert f'<a href="/bots/{a.replace("@", "%40")}">{a}</a> (alice)' in playing
+    progress.phase = FinalsPhase.DONE
+    progress.standings = (FinalStanding(1, b, 1520.0, 1500.0, 1540.0, 2, 1.0),
+                          FinalStanding(2, a, 1480.0, 1460.0, 1500.0, 2, 0.0))
+    page = (await web.get("/finals")).text
+    rows = re.findall(r'<td><a href="([^"]+)"[^>]*>([^<]+)</a></td><td>([^<]+)</td>', page)
+    assert [(bot, who) for _, bot, who in rows] == [(b, "bob"), (a, "alice")]
+    link = rows[0][0]
+    assert link.startswith("/finals/report/")
+    # The link is the finals report's page of that bot (written with the report).
+    pages = finals_folder(served.state.workspace) / "finals-bots"
+    pages.mkdir(parents=True)
+    (pages / f"{b}.html").write_text("<h1>bee's finals games</h1>")
+    assert "bee's finals games" in (await web.get(link)).text

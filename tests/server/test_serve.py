@@ -362,8 +362,6 @@ def _status(where: Path) -> str:
 
 
 def test_serve_says_in_one_line_that_its_address_is_taken(organizer: Path) -> None:
-    import socket
-
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -374,6 +372,32 @@ def test_serve_says_in_one_line_that_its_address_is_taken(organizer: Path) -> No
     lines = done.stderr.strip().splitlines()
     assert lines[-1].endswith(f"cannot listen on 127.0.0.1:{port}: Address already in use")
     assert "Traceback" not in done.stderr
+    # Found before anything was made: no database, no files folder, no token.
+    assert sorted(p.name for p in organizer.iterdir()) == ["competition.toml"]
+
+
+@pytest.mark.slow
+def test_a_second_serve_on_one_database_refuses_before_it_binds_its_port(
+        organizer: Path) -> None:
+    server = Server(organizer)
+    try:
+        with socket.socket() as probe:  # a free port, for the second server to try
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        done = taki("serve", "competition.toml", "--db", "competition.sqlite", "--listen",
+                    f"127.0.0.1:{port}", cwd=organizer, check=False, timeout=60)
+        assert done.returncode == 2, done.stderr
+        line = done.stderr.strip().splitlines()[-1]
+        assert line.endswith("competition.sqlite is in use by another taki-referee (a serve"
+                             " of this competition, or a league or ladder run on it): stop"
+                             " that one first, or give another --db"), done.stderr
+        assert "league run" not in done.stderr and "Traceback" not in done.stderr
+        with socket.socket() as again:  # the second server never held its port
+            again.bind(("127.0.0.1", port))
+        assert server.process.poll() is None  # the first one serves on
+        get_json(server.url + "/api/bots")
+    finally:
+        server.stop()
 
 
 def test_serve_refuses_workers_and_dask_at_once_in_one_line(organizer: Path) -> None:

@@ -76,7 +76,7 @@ def test_finals_started_from_the_page_survive_a_kill_and_finish(tmp_path: Path) 
         token = (where / "organizer.token").read_text().strip()
         page = boss.post("/signin", {"csrf": Browser.csrf(signin), "token": token})
         assert "Start finals" in page  # the redirect lands on the organizer's page
-        page = boss.post("/organizer/finals", {"csrf": Browser.csrf(page),
+        page = boss.post("/organizer/finals", {"csrf": Browser.csrf(page), "confirm": "yes",
                                                "deals": str(DEALS), "table_size": "2"})
         assert f"of {TOTAL} games played" in page
         deadline = time.monotonic() + 120

@@ -140,7 +140,7 @@ def test_memory_over_the_limit_is_a_crash_that_names_the_limit(
                        "--memory-mb", "256")
     (forfeit,) = probe_forfeits(games)
     assert forfeit["reason"] == "crash", forfeit
-    assert "exceeded its memory limit of 256 MiB" in forfeit["detail"]
+    assert "the bot exceeded its memory limit of 256 MiB" in forfeit["detail"]
     assert time.monotonic() - start < 30
     assert "limits: cgroup" in err
     # Without the limit the same bot allocates what the limit forbids (more than 256 MiB;

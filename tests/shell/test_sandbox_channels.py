@@ -74,15 +74,17 @@ def test_inotify_is_denied() -> None:
 @pytest.mark.parametrize("channel", ["flock", "fcntl"])
 def test_contained_bots_keep_their_locks(channel: str) -> None:
     # They share the host's files anyway, and programs lock files against each other.
-    sent, got = pair(channel, 40, "contained")
-    assert errors(sent, got) <= BITS // 8, (sent, got)
+    sent, got = pair(channel, 80, "contained")
+    assert errors(sent, got) <= BITS // 4, (sent, got)
 
 
 @pytest.mark.usefixtures("uncontained")
 @pytest.mark.parametrize("channel", ["flock", "fcntl", "inotify"])
 def test_the_same_pair_talks_when_bots_run_bare(channel: str) -> None:
-    sent, got = pair(channel, 40, "bare")
-    assert errors(sent, got) <= BITS // 8, (sent, got)
+    sent, got = pair(channel, 80, "bare")
+    # A quarter wrong at most: a receiver that guesses gets that few once in 3,000 runs
+    # (a loaded machine delays the sender now and then: a 1 read as a 0).
+    assert errors(sent, got) <= BITS // 4, (sent, got)
 
 
 def test_proc_loadavg_is_frozen() -> None:

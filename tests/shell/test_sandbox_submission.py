@@ -12,11 +12,14 @@ from pathlib import Path
 import trio
 from served import bot_folder, targz
 
+from referee.competition.accept import accept_upload
+from referee.competition.bot_specs import bot_spec
 from referee.competition.build import build_command
 from referee.competition.config import CompetitionConfig
-from referee.competition.pipeline import Workspace, accept_upload, bot_spec, run_pipeline
+from referee.competition.pipeline import run_pipeline
 from referee.competition.records import Status, Submission
 from referee.competition.store import CompetitionStore
+from referee.competition.workspace import Workspace
 
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"
 TOKEN = "3b1f00a9c0ffee4d"

@@ -9,7 +9,8 @@ import trio
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.competition import Refused, accept_upload, digest, digests_match, new_upload_key
+from referee.competition import Refused, digest, digests_match, new_upload_key
+from referee.server.pages.board import recent_values
 from referee.server.pages.forms import checked_form, save_archive
 from referee.server.pages.public import site_of
 from referee.server.pages.sessions import (
@@ -109,7 +110,9 @@ async def my_page(request: Request, *, problem: str = "", token: str = "",
     subs = await _submissions(site, session.name)
     limits = site.state.config.submissions
     frozen = await trio.to_thread.run_sync(site.state.store.frozen)
+    await site.refresh()
     return await site.page(request, "me.html", lambda: {
+        **recent_values(site, session.name),
         "subs": subs, "limits": limits, "frozen": frozen, "problem": problem,
         "token": token, "upload_key": new_upload_key()}, session=session, status=status)
 
@@ -139,11 +142,16 @@ async def upload(request: Request) -> Response:
         archive = await save_archive(form, state.workspace.incoming, limit)
     finally:
         await form.close()
+    upload_key = key if isinstance(key, str) else None
     try:
-        accepted = await trio.to_thread.run_sync(
-            accept_upload, state.store, state.config, state.workspace, session.name,
-            archive, key if isinstance(key, str) else None)
+        async with state.uploads.admit(session.name, upload_key) as earlier:
+            if earlier is None:
+                accepted = await state.uploads.accept(session.name, archive, upload_key)
+            else:  # the same form, sent again
+                archive.unlink(missing_ok=True)
+                accepted = earlier
     except Refused as exc:
+        archive.unlink(missing_ok=True)
         return await my_page(request, problem=exc.message, status=400)
     if accepted.new:
         state.wake_pipeline()

@@ -3,16 +3,20 @@ the digest's lock held, in a worker thread)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 import attrs
 
+from referee.competition.history import history_of, latest_fit, ranks_at
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
+from referee.server.pages.chart import dated_chart
 from referee.server.pages.digest import Digest
 from referee.server.pages.site import Site
 
-__all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values"]
+__all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values",
+           "recent_values"]
 
 #: Games a bot page lists at once.
 GAMES_PER_PAGE: Final = 50
@@ -20,9 +24,10 @@ GAMES_PER_PAGE: Final = 50
 NUMBERED_FROM: Final = 8
 #: The most bots of the crosstable (the best rated): its size grows as their square.
 CROSSTABLE_BOTS: Final = 120
-#: The width and height of a rating chart, in its own units.
-CHART_W: Final = 600
-CHART_H: Final = 160
+#: The games and the forfeits a participant's page lists (the newest).
+RECENT: Final = 20
+#: The rank changes the leaderboard shows are over this long (seconds).
+RANK_CHANGE_S: Final = 86400.0
 
 
 def base_name(bot: str) -> str:
@@ -52,13 +57,23 @@ def _row(site: Site, bot: str) -> dict[str, Any]:
 
 
 def board_values(site: Site) -> dict[str, Any]:
-    """The leaderboard: the active bots by rating, then the retired ones."""
+    """The leaderboard: the active bots by rating (with each one's rank change over
+    RANK_CHANGE_S and its Elo in the last full fit), then the retired ones."""
     names = set(site.digest.bots) | site.active
     rows = sorted((_row(site, bot) for bot in names), key=lambda r: (-r["elo"], r["bot"]))
     active = [r for r in rows if r["active"]]
+    db = site.state.store.path
+    then = ranks_at(db, time.time() - RANK_CHANGE_S)
+    fitted_at, fitted = latest_fit(db)
     for rank, row in enumerate(active, 1):
         row["rank"] = rank
+        before = then.get(row["bot"])
+        row["change"] = None if before is None else before - rank
+        row["fitted"] = None if row["bot"] not in fitted else round(fitted[row["bot"]])
     return {"rows": active, "retired": [r for r in rows if not r["active"]],
+            "ranked_before": bool(then),
+            "fitted_at": None if fitted_at is None else time.strftime(
+                "%Y-%m-%d %H:%M UTC", time.gmtime(fitted_at)),
             "games": site.digest.stored,
             "placement": site.state.config.ladder.placement_games}
 
@@ -100,23 +115,6 @@ class GameFilter:
     RESULTS = ("won", "lost", "forfeit")
 
 
-def _chart(histories: dict[str, list[tuple[int, float]]]) -> dict[str, Any] | None:
-    points = [p for h in histories.values() for p in h]
-    if not points:
-        return None
-    first, last = min(n for n, _ in points), max(n for n, _ in points)
-    low, high = min(e for _, e in points), max(e for _, e in points)
-    span_x, span_y = max(last - first, 1), max(high - low, 1.0)
-    lines = []
-    for index, (bot, history) in enumerate(sorted(histories.items())):
-        coords = " ".join(
-            f"{(n - first) / span_x * CHART_W:.1f},{CHART_H - (e - low) / span_y * CHART_H:.1f}"
-            for n, e in history)
-        lines.append({"bot": bot, "points": coords, "color": index % 8})
-    return {"lines": lines, "low": round(low), "high": round(high), "first": first,
-            "last": last, "width": CHART_W, "height": CHART_H}
-
-
 def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | None:
     """A bot's page: its versions, their ratings over time, its games (filtered and
     paged, read from the database), forfeits and time use; None for a bot nobody knows."""
@@ -145,9 +143,26 @@ def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | Non
     return {
         "bot": bot, "row": _row(site, bot),
         "versions": [_row(site, v) for v in versions],
-        "chart": _chart({v: stored.history(v) for v in versions if v in digest.bots}),
+        "chart": dated_chart({v: history_of(site.state.store.path, v) for v in versions}),
         "games": shown, "total": total, "kept": kept, "page": page,
         "pages": pages, "filter": wanted, "opponents": stored.opponents(bot),
         "sizes": stored.sizes(bot), "results": GameFilter.RESULTS,
         "forfeits": forfeits, "reasons": [str(r) for r in FaultReason],
     }
+
+
+def recent_values(site: Site, participant: str) -> dict[str, Any]:
+    """A participant's page: the newest games of their bots, and the newest forfeits
+    (each game with the seats of their bots in it); read from the database."""
+    stored = site.digest.stored_games
+    mine = sorted(b for b, sub in site.entrants.items() if sub.participant == participant)
+    games = {g.number: g for b in mine for g in stored.bot_games(b, limit=RECENT)[1]}
+    faults = {g.number: g for b in mine for g in stored.forfeit_games(b, RECENT)}
+
+    def lines(found: dict[int, Any], keep: Any) -> list[tuple[Any, list[int]]]:
+        newest = sorted(found, reverse=True)[:RECENT]
+        return [(found[n], [s.seat for s in found[n].seats if keep(s)]) for n in newest]
+
+    return {"recent": lines(games, lambda s: s.bot in mine),
+            "errors": lines(faults, lambda s: s.bot in mine),
+            "my_bots": mine}

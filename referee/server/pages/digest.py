@@ -24,7 +24,7 @@ from typing import Final
 
 import attrs
 
-from referee.competition import Season
+from referee.competition import Folded, Season, SeasonError
 from referee.core import FaultReason
 from referee.ratings import Belief
 from referee.server.pages.stored import GameLine, Pairing, SeatLine, Stored, TimeFigures
@@ -72,6 +72,8 @@ class Digest:
         self.season: Season | None = None
         self._read_up_to = 0
         self._started = False
+        #: When this process began counting the games that land (its first fold).
+        self.counting_since: float | None = None
         #: Bumped by every change: a page's version.
         self.version = 0
 
@@ -80,7 +82,11 @@ class Digest:
         (blocking); how many games were folded."""
         if self.season is None:
             self.season = Season(path)
-        folded = self.season.fold()
+        try:
+            folded = self.season.fold()
+        except SeasonError:  # too busy now: the pages show what was folded, until later
+            mark = self.season.mark()
+            folded = Folded(0, 0, mark)
         if self.reader is None:
             self.reader = Stored(path)
         changed = self.reader.bot_rows(self._read_up_to)
@@ -99,6 +105,8 @@ class Digest:
             self._read_up_to = max(self._read_up_to, folded.mark)
             self.stored = max(self.stored, folded.mark)
             self._trim()
+        if not self._started:
+            self.counting_since = time.time()
         self._started = True
         return folded.games
 
@@ -113,12 +121,16 @@ class Digest:
         return Belief() if facts is None else facts.belief
 
     def per_minute(self) -> tuple[float, float]:
-        """Games and forfeits a minute over the last ten minutes (of this process);
+        """Games and forfeits a minute over the last ten minutes, or since this process
+        began counting when that is shorter (right after a start, the games of its
+        first minutes over those minutes, not over ten; over one minute at least);
         with the lock held."""
-        cut = time.time() - RATE_WINDOW_S
+        now = time.time()
+        cut = now - RATE_WINDOW_S
         games = sum(g for at, g, _ in self.recent if at >= cut)
         forfeits = sum(f for at, _, f in self.recent if at >= cut)
-        minutes = RATE_WINDOW_S / 60
+        since = now if self.counting_since is None else self.counting_since
+        minutes = max(min(RATE_WINDOW_S, now - since), 60.0) / 60
         return games / minutes, forfeits / minutes
 
     @property

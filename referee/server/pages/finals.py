@@ -1,9 +1,12 @@
 """The finals' public page: their progress while they are played, then the final
-standings and the finals' report (its files served under ``/finals/report/``)."""
+standings, each bot with its participant and a link to its page of the finals' report
+(its games there), and the finals' report (its files served under ``/finals/report/``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import trio
 from starlette.requests import Request
@@ -11,7 +14,14 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-from referee.competition import Workspace, finals_db, finals_folder, played_games
+from referee.competition import (
+    FINALS_REPORT,
+    Workspace,
+    finals_db,
+    finals_folder,
+    played_games,
+)
+from referee.present import bots_folder, page_name
 from referee.server.pages.public import site_of
 
 __all__ = ["finals_page", "report_files"]
@@ -24,10 +34,20 @@ async def finals_page(request: Request) -> Response:
     db = finals_db(site.state.store.path)
     played = await site.run(lambda: played_games(db))
     plan = progress.plan
-    return await site.page(request, "finals.html", lambda: {
-        "phase": progress.phase.value, "played": played, "total": progress.total,
-        "standings": progress.standings, "entrants": plan.entrants if plan else ()},
-        session=session, keep=False)
+    await site.refresh()
+    pages = bots_folder(Path(FINALS_REPORT)).name
+
+    def build() -> dict[str, Any]:
+        def owner(bot: str) -> str | None:
+            sub = site.entrants.get(bot)
+            return None if sub is None else sub.participant
+
+        return {"phase": progress.phase.value, "played": played, "total": progress.total,
+                "standings": [(s, owner(s.bot), f"/finals/report/{quote(pages)}/"
+                               f"{quote(page_name(s.bot))}") for s in progress.standings],
+                "entrants": [(bot, owner(bot)) for bot in (plan.entrants if plan else ())]}
+
+    return await site.page(request, "finals.html", build, session=session, keep=False)
 
 
 class ReportFiles:

@@ -19,7 +19,8 @@ from referee.league import Meeting
 from referee.match import safe_filename
 from referee.present import locate_replay, render_html
 
-__all__ = ["LOG_BYTES", "LogPart", "game_logs", "public_viewer"]
+__all__ = ["LOG_BYTES", "LogPart", "game_logs", "log_download", "public_replay",
+           "public_viewer"]
 
 #: The most of a log a page shows (its end).
 LOG_BYTES: Final = 64 * 1024
@@ -61,27 +62,50 @@ def _tail(path: Path) -> LogPart:
     return LogPart(path.name, data.decode("utf-8", "replace"), start)
 
 
-def game_logs(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
-              bot: str) -> list[LogPart]:
-    """The ends of ``bot``'s stderr logs of a game (blocking)."""
+def _log_files(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
+               bot: str) -> list[Path]:
     unit = unit_name(meetings, block, game_id)
     if unit is None:
         return []
     stem = f"{safe_filename(unit)}-{safe_filename(bot)}"
-    parts = []
+    paths = []
     for start in range(MAX_FILES):
         path = log_dir / f"{stem}{f'.{start}' if start else ''}.log"
         if not path.is_file():
             break
-        parts.append(_tail(path))
-    return parts
+        paths.append(path)
+    return paths
 
 
-def public_viewer(stored: str, db: Path) -> str:
-    """The replay viewer's page of a stored replay, with every forfeit's detail cut to
-    its first line (a crash's detail holds the bot's stderr, which is its owner's
-    alone). Blocking; ReplayError or OSError when the replay cannot be read."""
+def game_logs(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
+              bot: str) -> list[LogPart]:
+    """The ends of ``bot``'s stderr logs of a game (blocking)."""
+    return [_tail(path) for path in _log_files(log_dir, meetings, block, game_id, bot)]
+
+
+def log_download(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
+                 bot: str) -> bytes:
+    """``bot``'s whole stderr logs of a game, one after the other, each after a line
+    that names it (blocking; each log is bounded by the referee's stderr cap)."""
+    out = bytearray()
+    for path in _log_files(log_dir, meetings, block, game_id, bot):
+        out += f"==> {path.name} <==\n".encode()
+        out += path.read_bytes()
+        if out and not out.endswith(b"\n"):
+            out += b"\n"
+    return bytes(out)
+
+
+def public_replay(stored: str, db: Path) -> Replay:
+    """A stored replay with every forfeit's detail cut to its first line (a crash's
+    detail holds the bot's stderr, which is its owner's alone). Blocking; ReplayError
+    or OSError when the replay cannot be read."""
     replay = Replay.load(locate_replay(stored, db))
     log = [{**entry, "detail": short_detail(str(entry["detail"]))}
            if "forfeit" in entry and entry.get("detail") else entry for entry in replay.log]
-    return render_html(attrs.evolve(replay, log=log))
+    return attrs.evolve(replay, log=log)
+
+
+def public_viewer(stored: str, db: Path) -> str:
+    """The replay viewer's page of a stored replay (:func:`public_replay`)."""
+    return render_html(public_replay(stored, db))

@@ -1,6 +1,8 @@
-"""The organizer's page: participants (add one, disable one), every submission, the
-ladder (pause, resume), closing submissions, starting the finals and their progress,
-and how the ladder goes: games and forfeits a minute, the machine's load."""
+"""The organizer's page: participants (add one, disable one, enable one again), every
+submission, the ladder (pause, resume), closing submissions, starting the finals and
+their progress, and how the ladder goes: games and forfeits a minute, the machine's
+load. Disabling a participant and starting the finals ask for a tick in a confirmation
+box (checked here too, not only by the browser): neither is undone by a click."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from referee.server.pages.public import site_of
 from referee.server.pages.sessions import Role, Session
 from referee.server.pages.site import PageError, Site
 
-__all__ = ["add_participant", "disable_participant", "freeze", "ladder", "organizer_page",
-           "start_finals"]
+__all__ = ["add_participant", "disable_participant", "enable_participant", "freeze", "ladder",
+           "organizer_page", "start_finals"]
 
 #: Submissions the page lists (the newest).
 SUBMISSIONS_SHOWN = 200
@@ -58,7 +60,8 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
                 "load": os.getloadavg(), "cpus": os.cpu_count() or 1,
                 "stored": site.digest.stored, "problem": problem, "added": added,
                 "token": token, "finals": finals, "finals_played": played,
-                "finalists": finalists}
+                "finalists": finalists, "logs": site.state.logs,
+                "logs_mb": site.state.config.competition.logs_mb}
 
     return await site.page(request, "organizer.html", build, session=session,
                            status=status)
@@ -77,12 +80,33 @@ async def add_participant(request: Request) -> Response:
     return await organizer_page(request, added=name, token=token)
 
 
+def _confirmed(form: Any, what: str) -> None:
+    """A form that changes what cannot be undone by a click carries its ticked box."""
+    if form.get("confirm") != "yes":
+        raise ValueError(f"tick the box to confirm {what}")
+
+
 async def disable_participant(request: Request) -> Response:
     site = site_of(request)
     session = await organizer_session(site, request)
     form = await checked_form(request, session.csrf)
+    name = str(form.get("name", ""))
     try:
-        await trio.to_thread.run_sync(site.state.store.disable_participant,
+        _confirmed(form, f"that {name} is disabled")
+        await trio.to_thread.run_sync(site.state.store.disable_participant, name)
+    except (ValueError, CompetitionError) as exc:
+        return await organizer_page(request, problem=str(exc), status=400)
+    site.state.wake_pipeline()
+    return RedirectResponse("/organizer", status_code=303)
+
+
+async def enable_participant(request: Request) -> Response:
+    """Enable a disabled participant again (``taki-referee participants enable``)."""
+    site = site_of(request)
+    session = await organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    try:
+        await trio.to_thread.run_sync(site.state.store.enable_participant,
                                       str(form.get("name", "")))
     except CompetitionError as exc:
         return await organizer_page(request, problem=str(exc), status=400)
@@ -132,6 +156,7 @@ async def start_finals(request: Request) -> Response:
     form = await checked_form(request, session.csrf)
     store = site.state.store
     try:
+        _confirmed(form, "that the finals start (submissions close, the ladder stops)")
         deals = _number(form.get("deals"), DEFAULT_DEALS)
         table_size = _number(form.get("table_size"), DEFAULT_TABLE_SIZE)
         finalists = await trio.to_thread.run_sync(store.finalists)

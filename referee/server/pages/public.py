@@ -1,6 +1,7 @@
 """The pages everybody sees: the live leaderboard and crosstable, the bot pages, the
-game pages with the replay viewer; and, on a game's page, the stderr logs of the
-signed-in participant's own bots (403 for anyone else's)."""
+game pages with the replay viewer and the replay's JSON to download; and, on a game's
+page, the stderr logs of the signed-in participant's own bots, to read or download
+(403 for anyone else's)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from referee.core import ReplayError
 from referee.server.pages.board import (
@@ -18,12 +19,13 @@ from referee.server.pages.board import (
     bot_values,
     crosstable_values,
 )
-from referee.server.pages.digest import GameLine
-from referee.server.pages.logs import game_logs, public_viewer
+from referee.server.pages.digest import GameLine, SeatLine
+from referee.server.pages.logs import game_logs, log_download, public_replay, public_viewer
 from referee.server.pages.sessions import Role, Session
 from referee.server.pages.site import PageError, Site, answer, secure_headers
 
-__all__ = ["board", "board_rows", "bot_page", "game_log", "game_page", "game_viewer"]
+__all__ = ["board", "board_rows", "bot_page", "game_log", "game_log_download", "game_page",
+           "game_replay", "game_viewer"]
 
 #: The viewer page's scripts and styles are inline (it is a self-contained file).
 VIEWER_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
@@ -43,7 +45,9 @@ async def board(request: Request) -> Response:
     await site.refresh()
     session = await site.sessions.of(request)
     return await site.page(request, "board.html", lambda: {
-        **board_values(site), "crosstable": crosstable_values(site)}, session=session)
+        **board_values(site), "crosstable": crosstable_values(site),
+        "season": site.state.season_json()}, session=session,
+        keep=site.state.season_ended is None)  # the season's end changes no game
 
 
 async def board_rows(request: Request) -> Response:
@@ -111,8 +115,9 @@ async def game_page(request: Request) -> Response:
     return await site.page(request, "game.html", build, session=session, stored=True)
 
 
-async def game_log(request: Request) -> Response:
-    """A seat's stderr log of a game: its owner's alone."""
+async def _own_seat(request: Request) -> tuple[Site, Session, GameLine, SeatLine]:
+    """The game and seat of a log request, when the seat's bot is the signed-in
+    participant's (PageError 404 or 403 otherwise)."""
     site = site_of(request)
     await site.refresh()
     session = await site.sessions.of(request)
@@ -125,6 +130,12 @@ async def game_log(request: Request) -> Response:
         raise PageError(403, "sign in with your participant token to see your bots' logs")
     if seat not in _owned(site, session, game):
         raise PageError(403, "this log belongs to another participant's bot")
+    return site, session, game, line
+
+
+async def game_log(request: Request) -> Response:
+    """A seat's stderr log of a game: its owner's alone."""
+    site, session, game, line = await _own_seat(request)
     log_dir = site.state.workspace.root / "logs"
 
     def build() -> dict[str, Any]:
@@ -133,6 +144,41 @@ async def game_log(request: Request) -> Response:
                 "parts": game_logs(log_dir, meetings, game.block, game.game_id, line.bot)}
 
     return await site.page(request, "log.html", build, session=session)
+
+
+async def game_log_download(request: Request) -> Response:
+    """A seat's whole stderr log of a game, as a text file: its owner's alone."""
+    site, _, game, line = await _own_seat(request)
+    log_dir = site.state.workspace.root / "logs"
+    data: bytes = await site.run(lambda: log_download(log_dir, site.meetings(game.block),
+                                                      game.block,
+                                                      game.game_id, line.bot))
+    response = Response(data, media_type="text/plain; charset=utf-8", headers={
+        "Content-Disposition": f'attachment; filename="game{game.number}-seat{line.seat}.log"',
+        "Cache-Control": "no-store"})
+    secure_headers(response, VIEWER_POLICY)
+    return response
+
+
+async def game_replay(request: Request) -> Response:
+    """A game's replay as JSON (the format of ``taki-referee replay``), every forfeit's
+    detail cut to its first line as on the viewer."""
+    site = site_of(request)
+    await site.refresh()
+    number = request.path_params["number"]
+    game: GameLine = await site.locked(lambda: _game(site, number))
+    if game.replay is None:
+        raise PageError(404, f"game {game.number} has no replay")
+    stored, db = game.replay, site.state.store.path
+    try:
+        wire = await site.run(lambda: public_replay(stored, db).to_wire())
+    except (ReplayError, OSError) as exc:
+        raise PageError(404, f"the replay of game {game.number} cannot be read: {exc}"
+                        ) from None
+    response = JSONResponse(wire, headers={
+        "Content-Disposition": f'attachment; filename="game{game.number}.json"'})
+    secure_headers(response, VIEWER_POLICY)
+    return response
 
 
 @functools.lru_cache(maxsize=VIEWERS_KEPT)
