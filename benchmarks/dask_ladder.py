@@ -28,7 +28,7 @@ from pathlib import Path
 
 import trio
 
-from referee.competition.ladder import LadderControl, LadderSettings, run_ladder
+from referee.competition import LadderControl, LadderSettings, run_ladder
 from referee.core.specs import BotCommand, BotSpec
 from referee.league.store import ResultStore
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ from referee.cli.output import (
 )
 from referee.cli.remote import remote_seats
 from referee.cli.sandboxing import announce
+from referee.competition import season_forfeits, season_pair_counts, season_time_use
 from referee.config import load_league
-from referee.core import GameOutcome, TimeUse, UsageError
+from referee.core import GameOutcome, TimeSummary, TimeUse, UsageError
 from referee.league import (
     ResultStore,
     StoreError,
@@ -33,8 +35,17 @@ from referee.league import (
     play_league,
     rated_games,
 )
-from referee.ratings import BotRating, RatingModel, RatingReport, model_named, rate
+from referee.ratings import (
+    BotRating,
+    RatingModel,
+    RatingReport,
+    model_named,
+    rate,
+    rate_pair_counts,
+)
 
+#: The most bots whose crosstable is printed (a thousand bots' would be a million cells).
+CROSSTABLE_BOTS = 40
 #: How the leaderboard names the rating models.
 MODEL_TITLES = {"bradley-terry": "Bradley-Terry (pairwise)", "plackett-luce": "Plackett-Luce"}
 
@@ -47,7 +58,7 @@ class Standings:
     report: RatingReport | None
     games: int
     forfeits: dict[str, dict[str, int]]
-    times: dict[str, TimeUse] = attrs.field(factory=dict)
+    times: Mapping[str, TimeUse | TimeSummary] = attrs.field(factory=dict)
     retired: frozenset[str] = frozenset()
     include_retired: bool = False
     #: Games voided every time they were played (no result), and the plays of games
@@ -58,7 +69,13 @@ class Standings:
     @classmethod
     def read(cls, store: ResultStore, report: RatingReport | None,
              include_retired: bool = False) -> Standings:
-        return cls(report, store.game_count(), store.forfeit_counts(), store.time_use(),
+        """The standings of ``store``; its forfeits and time use from its season's
+        aggregates when it keeps them up to date (a competition's: no seat is read)."""
+        forfeits = season_forfeits(store.path)
+        times: Mapping[str, TimeUse | TimeSummary] | None = season_time_use(store.path)
+        return cls(report, store.game_count(),
+                   store.forfeit_counts() if forfeits is None else forfeits,
+                   store.time_use() if times is None else times,
                    frozenset(store.retired()), include_retired, store.voided_count(),
                    len(store.infra_events()))
 
@@ -122,6 +139,10 @@ def print_leaderboard(console: Console, standings: Standings, crosstable: bool =
                       highlight=False)
     if not crosstable or standings.report is None:
         return
+    if len(shown) > CROSSTABLE_BOTS:
+        console.print(f"crosstable not printed: {len(shown)} bots (at most {CROSSTABLE_BOTS};"
+                      " --json has every pair's likelihood of superiority)", highlight=False)
+        return
     report = standings.report
     names = [bot.name for bot in shown]
     cross = Table(title="Crosstable: row's score against column (pairwise), and LOS")
@@ -145,13 +166,22 @@ def _rate(store: ResultStore, args: argparse.Namespace,
           model: RatingModel | None = None) -> RatingReport | None:
     """The ratings of the stored games with the command's ``--anchor``, ``--anchor-elo``,
     ``--prior`` and ``--model`` (else ``model``, else the default of the table sizes);
-    ValueError when they cannot be fitted."""
-    games = rated_games(store)
-    if not games:
-        return None
+    ValueError when they cannot be fitted. A competition's database is rated from its
+    season's pair counts when they are up to date and the model is Bradley-Terry
+    (:func:`referee.ratings.rate_pair_counts`: no game is read)."""
+    model = args.model or model
+    counts = season_pair_counts(store.path) if model != "plackett-luce" else None
     try:
+        if counts is not None:
+            if not counts.names:
+                return None
+            return rate_pair_counts(counts, anchor=args.anchor, anchor_elo=args.anchor_elo,
+                                    resamples=200, seed=0, prior=args.prior)
+        games = rated_games(store)
+        if not games:
+            return None
         return rate(games, anchor=args.anchor, anchor_elo=args.anchor_elo, resamples=200,
-                    seed=0, prior=args.prior, model=args.model or model)
+                    seed=0, prior=args.prior, model=model)
     except ValueError as exc:
         if args.prior == 0 and "perfect separation" in str(exc):
             raise ValueError(

@@ -27,7 +27,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from referee.core import GameOutcome, TimeUse, short_detail
+from referee.core import GameOutcome, TimeSummary, TimeUse, short_detail
 
 #: How often, by default, progress is printed as a line when standard error is not a
 #: terminal (a CI log): often enough to see a run is alive, rarely enough to read.
@@ -171,7 +171,7 @@ def _ms(value: float) -> str:
     return f"{value:.1f}" if value < 100 else f"{value:.0f}"
 
 
-def time_cells(use: TimeUse) -> tuple[str, str]:
+def time_cells(use: TimeUse | TimeSummary) -> tuple[str, str]:
     """A bot's time use in two table cells: ``mean/p95/max`` in ms, and near misses."""
     if not use.decisions or use.mean is None or use.p95 is None or use.max is None:
         return "-", "-"

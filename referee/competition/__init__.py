@@ -15,9 +15,12 @@ if TYPE_CHECKING:
     from .errors import CompetitionError, Refusal, Refused
     from .finals import FinalsSettings, FinalStanding, run_finals
     from .finals_plan import FinalsPlan
+    from .history import HistoryPoint, Snapshot, history_of, latest_fit, ranks_at, record_snapshot
     from .hosting import CompetitionHost, LadderHandle, check_sandbox
-    from .ladder import GameLanded, LadderControl, LadderSettings, run_ladder
+    from .ladder import LadderSettings, run_ladder
+    from .ladder_control import GameLanded, LadderControl, LadderEvent, LiveRating
     from .log_budget import LogBudget, LogUsage, trim_logs
+    from .meta import kept_season
     from .pipeline import process, run_pipeline
     from .planned_finals import (
         FINALS_REPORT,
@@ -32,8 +35,9 @@ if TYPE_CHECKING:
     )
     from .records import Participant, Submission
     from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
+    from .season_counts import season_forfeits, season_pair_counts, season_time_use
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
-    from .store import CompetitionStore, kept_season
+    from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token
     from .upload_keys import check_upload_key, new_upload_key
     from .workspace import Workspace, make_private

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 import trio
 
-from referee.competition.ladder import GameLanded
+from referee.competition.ladder_control import GameLanded
 from referee.config import LeagueConfig, available_cpus
 from referee.core import BotSpec, GameOutcome, MatchSettings, write_atomically
 from referee.league import ResultStore, league_executor, play_league, rated_games

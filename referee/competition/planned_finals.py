@@ -24,7 +24,7 @@ from referee.competition.config import CompetitionConfig
 from referee.competition.errors import CompetitionError
 from referee.competition.finals import FinalsSettings, FinalStanding, run_finals
 from referee.competition.finals_plan import FinalsPlan
-from referee.competition.ladder import GameLanded
+from referee.competition.ladder_control import GameLanded
 from referee.competition.store import CompetitionStore
 from referee.competition.workspace import Workspace
 from referee.core import MatchSettings, total_games

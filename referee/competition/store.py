@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
+from referee.competition import meta
 from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.names import lookalike, name_error
@@ -29,7 +30,7 @@ from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
 
-__all__ = ["MAX_ATTEMPTS", "CompetitionStore", "kept_season"]
+__all__ = ["MAX_ATTEMPTS", "CompetitionStore"]
 
 #: Starts of a submission's build and check before it is rejected as interrupted: a
 #: submission that brings the server down every time must not keep it down.
@@ -86,20 +87,6 @@ def _now() -> datetime:
 
 def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def kept_season(path: Path) -> SeasonSecret | None:
-    """The season kept in the database at ``path``, read only (None: none yet)."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro",
-                                                uri=True)) as db:
-            rows = dict(db.execute("SELECT key, value FROM competition_meta WHERE key IN"
-                                   " ('season_seed', 'season_salt')").fetchall())
-    except sqlite3.Error as exc:
-        raise CompetitionError(f"cannot read {path}: {explain(exc)}") from None
-    if "season_seed" not in rows or "season_salt" not in rows:
-        return None
-    return SeasonSecret(int(rows["season_seed"]), rows["season_salt"])
 
 
 class CompetitionStore:
@@ -253,7 +240,7 @@ class CompetitionStore:
         submissions waiting for a check; Refused when submissions are frozen."""
         since = _stamp(_now() - timedelta(days=1))
         with self._errors("cannot read competition database"):
-            if self._meta(self._db, "frozen") is not None:
+            if meta.read(self._db, "frozen") is not None:
                 raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
             today, used = self._db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(unpacked_bytes), 0) FROM submissions"
@@ -282,7 +269,7 @@ class CompetitionStore:
             earlier = self._keyed(db, participant, key)
             if earlier is not None:
                 return earlier
-            if self._meta(db, "frozen") is not None:
+            if meta.read(db, "frozen") is not None:
                 raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
             owner = db.execute("SELECT participant FROM bot_owners WHERE bot = ?",
                                (bot,)).fetchone()
@@ -433,92 +420,79 @@ class CompetitionStore:
 
     # ------------------------------------------------------------ meta
 
-    @staticmethod
-    def _meta(db: sqlite3.Connection, key: str) -> str | None:
-        row = db.execute("SELECT value FROM competition_meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
     def freeze(self) -> None:
         """Close submissions (the finals): every later upload is refused."""
         with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
-                       " ('frozen', ?)", (_stamp(_now()),))
+            meta.keep(db, "frozen", _stamp(_now()))
 
     def begin_finals(self, plan: FinalsPlan) -> FinalsPlan:
         """Close submissions, pause the ladder and keep the finals' plan, in one
         transaction; the plan kept (the first one, when the finals had begun already)."""
         with self._write() as db:
-            kept = self._meta(db, "finals")
+            kept = meta.read(db, "finals")
             if kept is not None:
                 return FinalsPlan.from_text(kept)
             stamp = _stamp(_now())
-            db.execute("INSERT OR IGNORE INTO competition_meta(key, value) VALUES"
-                       " ('frozen', ?)", (stamp,))
-            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
-                       " ('paused', ?)", (stamp,))
-            db.execute("INSERT INTO competition_meta(key, value) VALUES ('finals', ?)",
-                       (plan.to_text(),))
+            meta.keep_first(db, "frozen", stamp)
+            meta.keep(db, "paused", stamp)
+            meta.keep(db, "finals", plan.to_text())
         return plan
 
     def finals_plan(self) -> FinalsPlan | None:
         """The plan of the finals begun by the server (None before they begin)."""
         with self._errors("cannot read competition database"):
-            kept = self._meta(self._db, "finals")
+            kept = meta.read(self._db, "finals")
         return None if kept is None else FinalsPlan.from_text(kept)
 
     def finish_finals(self) -> None:
         """The finals are played and their report is written."""
         with self._write() as db:
-            db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
-                       " ('finals_done', ?)", (_stamp(_now()),))
+            meta.keep(db, "finals_done", _stamp(_now()))
 
     def finals_done(self) -> bool:
         with self._errors("cannot read competition database"):
-            return self._meta(self._db, "finals_done") is not None
+            return meta.read(self._db, "finals_done") is not None
 
     def set_paused(self, paused: bool) -> None:
         """Keep whether the organizer paused the ladder, for the next start."""
         with self._write() as db:
             if paused:
-                db.execute("INSERT OR REPLACE INTO competition_meta(key, value) VALUES"
-                           " ('paused', ?)", (_stamp(_now()),))
+                meta.keep(db, "paused", _stamp(_now()))
             else:
-                db.execute("DELETE FROM competition_meta WHERE key = 'paused'")
+                meta.forget(db, "paused")
 
     def paused(self) -> bool:
         with self._errors("cannot read competition database"):
-            return self._meta(self._db, "paused") is not None
+            return meta.read(self._db, "paused") is not None
 
     def season(self, seed: int | None = None) -> SeasonSecret:
         """The season's seed and salt: made at the first call (with ``seed``, else the
         seed a ladder of this database already played with, else a fresh one)."""
         with self._write() as db:
-            kept = self._meta(db, "season_seed"), self._meta(db, "season_salt")
+            kept = meta.read(db, "season_seed"), meta.read(db, "season_salt")
             if kept[0] is not None and kept[1] is not None:
                 return SeasonSecret(int(kept[0]), kept[1])
             if seed is None:
                 row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
                 seed = None if row is None else int(row[0])
             season = new_season(seed)
-            db.executemany("INSERT OR REPLACE INTO competition_meta(key, value)"
-                           " VALUES (?, ?)", (("season_seed", str(season.seed)),
-                                              ("season_salt", season.salt)))
+            meta.keep(db, "season_seed", str(season.seed))
+            meta.keep(db, "season_salt", season.salt)
         return season
 
     def end_season(self) -> str:
         """The season is over: its seed may be published; when it ended (UTC)."""
         with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO competition_meta(key, value) VALUES"
-                       " ('season_ended', ?)", (_stamp(_now()),))
-            ended = self._meta(db, "season_ended")
+            meta.keep_first(db, "season_ended", _stamp(_now()))
+            ended = meta.read(db, "season_ended")
         assert ended is not None
         return ended
 
     def season_ended(self) -> str | None:
         """When the organizer ended the season (None: it runs)."""
         with self._errors("cannot read competition database"):
-            return self._meta(self._db, "season_ended")
+            return meta.read(self._db, "season_ended")
 
     def frozen(self) -> bool:
         with self._errors("cannot read competition database"):
-            return self._meta(self._db, "frozen") is not None
+            return meta.read(self._db, "frozen") is not None

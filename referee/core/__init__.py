@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     )
     from .series import SeriesGame, SeriesResult, series_results
     from .specs import REMOTE, BotCommand, BotSpec, HardLimits, ResourceLimits, Sandbox
-    from .time_use import TimeRecorder, TimeUse
+    from .time_use import TimeRecorder, TimeSummary, TimeUse
     from .waiting import Look, Measure, Need, Verdict, WaitPolicy, WaitTimeout
 else:
     __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["NEAR_MISS_SHARE", "TimeRecorder", "TimeUse", "is_near_miss"]
+__all__ = ["NEAR_MISS_SHARE", "TimeRecorder", "TimeSummary", "TimeUse", "is_near_miss"]
 
 #: An answer that took at least this share of its allowance is a near miss.
 NEAR_MISS_SHARE = 0.9
@@ -89,6 +89,28 @@ class TimeUse:
         return f"mean {self.mean:.1f} ms, p95 {self.p95:.1f}, max {self.max:.1f}" + (
             misses if self.near_misses else ""
         )
+
+
+@attrs.frozen
+class TimeSummary:
+    """A bot's time use as its figures alone, as a season's aggregates keep millions of
+    answers: the figures of :class:`TimeUse` of the same answers, without the answers."""
+
+    decisions: int = 0
+    total_ms: float = 0.0
+    p95: float | None = None
+    max: float | None = None
+    near_misses: int = 0
+
+    @property
+    def mean(self) -> float | None:
+        return self.total_ms / self.decisions if self.decisions else None
+
+    def to_json(self) -> dict[str, Any]:
+        """What :meth:`TimeUse.to_json` gives of the same answers."""
+        mean = self.mean
+        return {"decisions": self.decisions, "mean": None if mean is None else round(mean, 1),
+                "p95": self.p95, "max": self.max, "near_misses": self.near_misses}
 
 
 class TimeRecorder:

@@ -19,8 +19,7 @@ from typing import Any, Final
 
 import trio
 
-from referee.competition import CompetitionHost
-from referee.competition.history import Snapshot, record_snapshot
+from referee.competition import CompetitionHost, Snapshot, record_snapshot
 
 __all__ = ["EVERY_S", "EVERY_SEATS", "run_history_link", "snapshot_now"]
 

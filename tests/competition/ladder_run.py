@@ -10,13 +10,8 @@ from pathlib import Path
 
 import trio
 
-from referee.competition.ladder import (
-    GameLanded,
-    LadderControl,
-    LadderEvent,
-    LadderSettings,
-    run_ladder,
-)
+from referee.competition.ladder import LadderSettings, run_ladder
+from referee.competition.ladder_control import GameLanded, LadderControl, LadderEvent
 from referee.core.specs import BotCommand, BotSpec
 from referee.league.store import ResultStore
 

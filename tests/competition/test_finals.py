@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from referee.competition.finals import FinalsSettings, run_finals
-from referee.competition.ladder import GameLanded
+from referee.competition.ladder_control import GameLanded
 from referee.core.schedule import total_games
 from referee.core.specs import BotCommand, BotSpec
 from referee.league.store import ResultStore

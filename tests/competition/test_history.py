@@ -18,7 +18,7 @@ from referee.competition.history import (
     ranks_at,
     record_snapshot,
 )
-from referee.competition.ladder import LiveRating
+from referee.competition.ladder_control import LiveRating
 from referee.league.store import GameRecord, ResultStore, SeatRecord
 from referee.server.history_link import snapshot_now
 

@@ -21,14 +21,12 @@ import trio
 from jsonout import strict_json
 from processes import league_deal, pids_with_a_deal_twice
 
-from referee.competition.ladder import (
+from referee.competition.ladder import LadderSettings, full_ratings, run_ladder
+from referee.competition.ladder_control import (
     GameLanded,
     LadderControl,
     LadderEvent,
-    LadderSettings,
     RatingsChanged,
-    full_ratings,
-    run_ladder,
 )
 from referee.core.specs import BotCommand, BotSpec
 from referee.league.store import Meeting, ResultStore, StoreError

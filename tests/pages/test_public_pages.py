@@ -134,3 +134,34 @@ async def test_the_crosstable_keeps_the_best_rated_bots_when_there_are_too_many(
     assert len(re.findall(r"<tr><th>", table)) == 3 and bots[4] not in table
     assert "The 3 best rated bots; 2 more are on the leaderboard." in page
     assert len(re.findall(r'<tr data-bot="', page)) == 5
+
+
+async def test_the_leaderboard_is_paged_and_a_bot_is_found_on_its_page(
+        served: Served, browsers: Browsers, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(board, "BOARD_ROWS", 2)
+    bots = [entrant(served, "alice", f"b{i}") for i in range(5)]
+    for i in range(4):
+        for n in range(i + 1):  # b0 wins once, b3 four times; b4 loses every game
+            add_game(served, (bots[i], bots[4]), 10 * i + n)
+    web = browsers.new()
+    pages = [(await web.get(f"/?page={n}")).text for n in (1, 2, 3)]
+    shown = [re.findall(r'<tr data-bot="([^"]+)">', page) for page in pages]
+    assert [len(rows) for rows in shown] == [2, 2, 1]
+    order = [bot for rows in shown for bot in rows]
+    assert sorted(order) == sorted(bots) and order[-1] == bots[4]
+    assert (await web.get("/")).text == pages[0]
+    assert "Page 1 of 3" in pages[0] and 'href="/?page=3"' in pages[0]
+    assert 'data-live="/live/board"' in pages[0]
+    assert re.findall(r'<td class="num">(\d+)</td>', pages[2])[0] == "5"  # its rank
+    assert 'data-live="/live/board?page=3"' in pages[2]
+    assert (await web.get("/?page=99")).text.count('<tr data-bot="') == 1  # the last page
+    rows = (await web.get("/live/board?page=2")).text
+    assert re.findall(r'<tr data-bot="([^"]+)">', rows) == order[2:4]
+    found = await web.get(f"/?bot={order[3]}")
+    assert found.status_code == 303 and found.headers["location"] == "/?page=2"
+    by_name = await web.get("/?bot=b4")  # the bot's name without its version
+    assert by_name.status_code == 303 and by_name.headers["location"] == "/?page=3"
+    top = await web.get(f"/?bot={order[0]}")
+    assert top.status_code == 303 and top.headers["location"] == "/"
+    missing = await web.get("/?bot=nobody")
+    assert missing.status_code == 404 and "no bot named" in missing.text

@@ -17,8 +17,8 @@ from served import bot_folder
 from test_serve import Server, add_participant, games_stored, get_json, taki
 from test_serve import organizer as organizer  # the fixture
 
+from referee.competition import kept_season
 from referee.competition.season import FORMAT, SeasonSecret, deal_of, deal_seed, new_season
-from referee.competition.store import kept_season
 from referee.core import derive_seed
 from referee.league.store import ResultStore
 

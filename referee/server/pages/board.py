@@ -8,22 +8,34 @@ from typing import Any, Final
 
 import attrs
 
-from referee.competition.history import history_of, latest_fit, ranks_at
+from referee.competition import history_of, latest_fit, ranks_at
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
 from referee.server.pages.chart import dated_chart
 from referee.server.pages.digest import Digest
 from referee.server.pages.site import Site
 
-__all__ = ["GAMES_PER_PAGE", "GameFilter", "board_values", "bot_values", "crosstable_values",
-           "recent_values"]
+__all__ = [
+    "BOARD_ROWS",
+    "GAMES_PER_PAGE",
+    "GameFilter",
+    "board_page_of",
+    "board_values",
+    "bot_values",
+    "crosstable_values",
+    "recent_values",
+]
+
+#: Bots a page of the leaderboard lists: a page's cost does not grow with the field.
+BOARD_ROWS: Final = 100
 
 #: Games a bot page lists at once.
 GAMES_PER_PAGE: Final = 50
 #: From this many bots on the crosstable's columns are numbered (names in a legend).
 NUMBERED_FROM: Final = 8
-#: The most bots of the crosstable (the best rated): its size grows as their square.
-CROSSTABLE_BOTS: Final = 120
+#: The most bots of the crosstable (the best rated of the leaderboard's page): its size
+#: grows as their square.
+CROSSTABLE_BOTS: Final = 60
 #: The games and the forfeits a participant's page lists (the newest).
 RECENT: Final = 20
 #: The rank changes the leaderboard shows are over this long (seconds).
@@ -56,31 +68,57 @@ def _row(site: Site, bot: str) -> dict[str, Any]:
     }
 
 
-def board_values(site: Site) -> dict[str, Any]:
-    """The leaderboard: the active bots by rating (with each one's rank change over
-    RANK_CHANGE_S and its Elo in the last full fit), then the retired ones."""
-    names = set(site.digest.bots) | site.active
-    rows = sorted((_row(site, bot) for bot in names), key=lambda r: (-r["elo"], r["bot"]))
-    active = [r for r in rows if r["active"]]
+def _ranked(site: Site) -> tuple[list[str], list[str]]:
+    """The active bots by rating (best first), and the retired ones."""
+    digest = site.digest
+    names = set(digest.bots) | site.active
+    order = sorted(names, key=lambda bot: (-round(digest.belief(bot).mu), bot))
+    return ([b for b in order if b in site.active], [b for b in order if b not in site.active])
+
+
+def _pages(count: int) -> int:
+    return max(1, -(-count // BOARD_ROWS))
+
+
+def board_values(site: Site, page: int = 1) -> dict[str, Any]:
+    """A page of the leaderboard (:data:`BOARD_ROWS` active bots by rating, each with its
+    rank change over RANK_CHANGE_S and its Elo in the last full fit; a page past the
+    last is the last), then the retired bots: only the page's rows are built."""
+    active, retired = _ranked(site)
+    pages = _pages(len(active))
+    page = min(max(page, 1), pages)
+    first = (page - 1) * BOARD_ROWS
+    rows = [_row(site, bot) for bot in active[first:first + BOARD_ROWS]]
     db = site.state.store.path
     then = ranks_at(db, time.time() - RANK_CHANGE_S)
     fitted_at, fitted = latest_fit(db)
-    for rank, row in enumerate(active, 1):
+    for rank, row in enumerate(rows, first + 1):
         row["rank"] = rank
         before = then.get(row["bot"])
         row["change"] = None if before is None else before - rank
         row["fitted"] = None if row["bot"] not in fitted else round(fitted[row["bot"]])
-    return {"rows": active, "retired": [r for r in rows if not r["active"]],
+    return {"rows": rows, "retired": [_row(site, bot) for bot in retired],
             "ranked_before": bool(then),
             "fitted_at": None if fitted_at is None else time.strftime(
                 "%Y-%m-%d %H:%M UTC", time.gmtime(fitted_at)),
-            "games": site.digest.stored,
+            "games": site.digest.stored, "page": page, "pages": pages,
+            "live": "/live/board" if page == 1 else f"/live/board?page={page}",
             "placement": site.state.config.ladder.placement_games}
 
 
-def crosstable_values(site: Site) -> dict[str, Any]:
-    """Row against column among the active bots (by rating): score, and results."""
-    board = board_values(site)["rows"]
+def board_page_of(site: Site, name: str) -> int | None:
+    """The leaderboard's page of the active bot ``name`` (or of the best rated active
+    version of the bot of that name), None when there is none."""
+    active, _ = _ranked(site)
+    for rank, bot in enumerate(active):
+        if name in (bot, base_name(bot)):
+            return rank // BOARD_ROWS + 1
+    return None
+
+
+def crosstable_values(site: Site, board: list[dict[str, Any]]) -> dict[str, Any]:
+    """Row against column among the best rated bots of a page of the leaderboard (its
+    ``board`` rows): score, and results."""
     names = [r["bot"] for r in board][:CROSSTABLE_BOTS]
     table = site.digest.stored_games.pairings(names)
     cells = []

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from referee.competition.history import HistoryPoint
+from referee.competition import HistoryPoint
 
 __all__ = ["dated_chart"]
 

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from referee.core import ReplayError
 from referee.server.pages.board import (
     GameFilter,
+    board_page_of,
     board_values,
     bot_values,
     crosstable_values,
@@ -40,20 +41,39 @@ def site_of(request: Request) -> Site:
     return site
 
 
+def _page(request: Request) -> int:
+    raw = request.query_params.get("page", "")
+    return int(raw) if raw.isdigit() and len(raw) < 7 else 1
+
+
+def _board(site: Site, page: int) -> dict[str, Any]:
+    values = board_values(site, page)
+    return {**values, "crosstable": crosstable_values(site, values["rows"])}
+
+
 async def board(request: Request) -> Response:
+    """A page of the leaderboard (``?page=N``); ``?bot=NAME`` goes to the page of the
+    bot ``NAME``."""
     site = site_of(request)
     await site.refresh()
+    wanted = request.query_params.get("bot", "")[:200]
+    if wanted:
+        page = await site.locked(lambda: board_page_of(site, wanted))
+        if page is None:
+            raise PageError(404, f"no bot named {wanted!r} in the ladder")
+        return RedirectResponse(f"/?page={page}" if page > 1 else "/", status_code=303)
     session = await site.sessions.of(request)
+    page = _page(request)
     return await site.page(request, "board.html", lambda: {
-        **board_values(site), "crosstable": crosstable_values(site),
-        "season": site.state.season_json()}, session=session,
+        **_board(site, page), "season": site.state.season_json()}, session=session,
         keep=site.state.season_ended is None)  # the season's end changes no game
 
 
 async def board_rows(request: Request) -> Response:
     site = site_of(request)
     await site.refresh()
-    return await site.fragment(request, "board_rows.html", lambda: board_values(site))
+    page = _page(request)
+    return await site.fragment(request, "board_rows.html", lambda: board_values(site, page))
 
 
 def _filter(request: Request) -> GameFilter:
