@@ -8,6 +8,12 @@ process once it is found: its CPU clock (all its threads, one system call), its 
 (the children it reaped, its state and how many threads it has) and its threads'
 ``children`` files (read again when its number of threads changed). A process that is
 gone, or a zombie, counts nothing and its files are closed.
+
+A process whose CPU clock has not moved since its last reading has not run: it cannot
+have reaped a child, started or ended a thread, or exited, so its ``stat`` is not read
+again (a waiting wrapper, such as the processes of the bot's containment, costs one
+clock reading and its ``children``). Its ``children`` are read every time: an orphan is
+given to its new parent without that parent running.
 """
 
 from __future__ import annotations
@@ -71,7 +77,7 @@ _DEAD: Final = (b"Z", b"X")
 class _Process:
     """The open files of one process of the bot."""
 
-    __slots__ = ("children", "clock", "pid", "stat", "threads")
+    __slots__ = ("children", "clock", "pid", "reaped", "seen", "stat", "threads")
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -79,6 +85,10 @@ class _Process:
         self.stat = _open(f"/proc/{pid}/stat")
         self.threads = 0
         self.children: list[int] = []
+        #: Its CPU clock (ns) when its ``stat`` was last read (-1: never), and the CPU
+        #: time of the children it had reaped then (ms).
+        self.seen = -1
+        self.reaped = 0.0
 
     def close(self) -> None:
         _close([self.stat, *self.children])
@@ -101,15 +111,21 @@ class _Process:
             return None
         try:
             cpu = time.clock_gettime_ns(self.clock)
-            data = os.pread(self.stat, 1024, 0)
         except (OSError, OverflowError):
             return None
-        fields = data[data.rfind(b")") + 2:].split(None, 18)
-        if len(fields) < 18 or fields[0] in _DEAD:
-            return None
-        threads = int(fields[17])
-        if threads != self.threads:
-            self._open_children(threads)
+        if cpu != self.seen:  # it ran since its stat was read (see the module docstring)
+            try:
+                data = os.pread(self.stat, 1024, 0)
+            except OSError:
+                return None
+            fields = data[data.rfind(b")") + 2:].split(None, 18)
+            if len(fields) < 18 or fields[0] in _DEAD:
+                return None
+            self.seen = cpu
+            self.reaped = (int(fields[13]) + int(fields[14])) * _TICK_MS
+            threads = int(fields[17])
+            if threads != self.threads:
+                self._open_children(threads)
         kids: list[int] = []
         for fd in self.children:
             try:
@@ -118,7 +134,7 @@ class _Process:
                 continue
             if listed:
                 kids.extend(map(int, listed.split()))
-        return cpu / 1e6 + (int(fields[13]) + int(fields[14])) * _TICK_MS, kids
+        return cpu / 1e6 + self.reaped, kids
 
 
 def _counter_file(dirs: Sequence[Path]) -> tuple[Path, bool] | None:
@@ -182,6 +198,7 @@ class TreeCounter:
                 continue
             found[pid], kids = read
             pending.extend(kids)
-        for pid in [p for p in self.processes if p not in found]:
-            self.processes.pop(pid).close()
+        if len(self.processes) != len(found):  # every process found is one of them
+            for pid in [p for p in self.processes if p not in found]:
+                self.processes.pop(pid).close()
         return found

@@ -18,9 +18,9 @@ the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrade
 
 Costs (``benchmarks/ipc.py`` measures a decision): a quick reading (the CPU basis, twice
 a decision) re-reads files kept open (``referee.shell.cpucounter``): the bot's cgroup
-counter where it has one, else each of its processes' CPU clock, ``stat`` and threads'
-``children`` (a few microseconds a process); a request answered before its check point
-reads nothing else. A thorough
+counter where it has one, else each of its processes' CPU clock and threads'
+``children``, and the ``stat`` of those whose clock moved (a few microseconds a process);
+a request answered before its check point reads nothing else. A thorough
 sample scans ``/proc`` (a few milliseconds on a busy host), and is taken only by waits
 that reached their check point.
 """

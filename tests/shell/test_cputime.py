@@ -113,3 +113,35 @@ def test_a_process_that_is_gone_counts_nothing() -> None:
 def test_only_the_bots_own_cgroup_counts() -> None:
     """The referee's own cgroup is shared: it is never read as a bot's."""
     assert own_cgroup_dirs(os.getpid()) == ()
+
+
+def test_a_process_that_became_a_zombie_counts_nothing() -> None:
+    """Read while it lived, then ended (not reaped): its exit moved its CPU clock, so its
+    state is read again and it counts nothing (its parent counts it once it reaps it)."""
+    proc = spawn("import time\ntime.sleep(0.3)")
+    try:
+        meter = CpuMeter(proc.pid)
+        assert proc.pid in meter.quick().by_pid
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # a zombie, not reaped
+        assert meter.quick().by_pid == {}
+    finally:
+        proc.wait()
+
+
+#: A subreaper that sleeps throughout (its CPU clock stands still): its child exits,
+#: and the child's spinning child is given to it without it running.
+SLEEPING_SUBREAPER = """
+import ctypes, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+subprocess.Popen([sys.executable, "-c", "import subprocess, sys\\n"
+    "subprocess.Popen([sys.executable, '-c', 'while True: pass'])"])
+time.sleep(60)
+"""
+
+
+def test_an_orphan_given_to_a_sleeping_process_is_found(
+    tree: list[subprocess.Popen[bytes]],
+) -> None:
+    tree.append(spawn(SLEEPING_SUBREAPER))
+    meter = CpuMeter(tree[0].pid)
+    assert wait_for(meter, 200) >= 200
