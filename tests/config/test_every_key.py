@@ -88,6 +88,10 @@ name = "autumn cup"
 rules = "super-taki-classic"
 organizer_token_file = "org.token"
 files = "files"
+requests_per_second = 7
+request_burst = 70
+logs_mb = 900
+bot_logs_mb = 90
 
 [ladder]
 table_sizes = [2, 4]
@@ -117,6 +121,9 @@ per_day = 9
 max_pending = 3
 active_bots = 2
 concurrent_builds = 2
+unpacked_mb_per_day = 600
+concurrent_unpacks = 2
+min_free_mb = 100
 
 [time]
 move_ms = 600
@@ -223,7 +230,9 @@ def test_a_competition_file_with_every_key_reads_as_before(tmp_path: Path) -> No
     assert config == CompetitionConfig(
         path=path,
         competition=CompetitionSection(name="autumn cup", rules="super-taki-classic",
-                                       organizer_token_file="org.token", files="files"),
+                                       organizer_token_file="org.token", files="files",
+                                       requests_per_second=7, request_burst=70,
+                                       logs_mb=900, bot_logs_mb=90),
         ladder=LadderSection(table_sizes=(2, 4), deals=3, placement_games=7, concurrency=3,
                              workers=2, seed=11, dask="127.0.0.1:8786"),
         sandbox=SandboxSection(memory_mb=300, pids=40, cpu_percent=50, tmp_mb=32,
@@ -231,7 +240,8 @@ def test_a_competition_file_with_every_key_reads_as_before(tmp_path: Path) -> No
                                build_disk_mb=128, check_seconds=200),
         submissions=SubmissionSection(max_upload_mb=10, max_unpacked_mb=50, max_files=400,
                                       per_day=9, max_pending=3, active_bots=2,
-                                      concurrent_builds=2),
+                                      concurrent_builds=2, unpacked_mb_per_day=600,
+                                      concurrent_unpacks=2, min_free_mb=100),
         time=TimeControl(move_ms=600, bank_ms=8000, increment_ms=30, reaction_ms=500,
                          startup_ms=4000, grace_ms=15, time_basis=TimeBasis.WALL),
         rules=Rules.preset("super-taki-classic", voluntary_draw=True, hand_size=7),
