@@ -23,9 +23,11 @@ import pytest
 import trio
 
 from referee.competition import pipeline
+from referee.competition.accept import accept_upload
 from referee.competition.config import CompetitionConfig, SandboxSection, SubmissionSection
 from referee.competition.hosting import CompetitionHost
 from referee.competition.pipeline import run_pipeline
+from referee.competition.records import Submission
 from referee.competition.store import CompetitionStore
 from referee.competition.tokens import organizer_token
 from referee.competition.workspace import Workspace
@@ -59,6 +61,22 @@ def targz(folder: Path) -> bytes:
         for path in sorted(folder.rglob("*")):
             archive.add(path, arcname=str(path.relative_to(folder)), recursive=False)
     return buffer.getvalue()
+
+
+def uploaded(tmp_path: Path) -> tuple[CompetitionConfig, CompetitionStore, Workspace,
+                                      Submission]:
+    """A competition with one participant, alice, whose upload of a random bot was just
+    accepted (queued, nothing built yet)."""
+    config = CompetitionConfig(path=tmp_path / "competition.toml")
+    store = CompetitionStore(tmp_path / "c.sqlite")
+    store.add_participant("alice")
+    workspace = Workspace(tmp_path / "files")
+    workspace.create()
+    archive = workspace.incoming / "a.upload"
+    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
+    sub = accept_upload(store, config, workspace, "alice", archive).submission
+    assert not archive.exists()
+    return config, store, workspace, sub
 
 
 @attrs.define

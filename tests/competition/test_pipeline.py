@@ -7,31 +7,11 @@ from pathlib import Path
 
 import pytest
 import trio
-from served import bot_folder, targz
+from served import uploaded
 
-from referee.competition.accept import accept_upload
-from referee.competition.config import CompetitionConfig
 from referee.competition.pipeline import run_pipeline
-from referee.competition.records import Status, Submission
-from referee.competition.store import CompetitionStore
-from referee.competition.workspace import Workspace
+from referee.competition.records import Status
 from referee.compliance.run import CheckSettings
-
-
-def uploaded(tmp_path: Path) -> tuple[CompetitionConfig, CompetitionStore, Workspace,
-                                      Submission]:
-    """A competition with one participant, alice, whose upload of a random bot was just
-    accepted (queued, nothing built yet)."""
-    config = CompetitionConfig(path=tmp_path / "competition.toml")
-    store = CompetitionStore(tmp_path / "c.sqlite")
-    store.add_participant("alice")
-    workspace = Workspace(tmp_path / "files")
-    workspace.create()
-    archive = workspace.incoming / "a.upload"
-    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
-    sub = accept_upload(store, config, workspace, "alice", archive).submission
-    assert not archive.exists()
-    return config, store, workspace, sub
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import trio
-from served import bot_folder, targz
+from served import bot_folder, targz, uploaded
 
 from referee.competition.accept import accept_upload
 from referee.competition.bot_specs import bot_spec
@@ -83,14 +83,7 @@ async def test_a_path_the_command_does_not_name_is_not_in_the_sandbox(tmp_path: 
 
 def test_serve_runs_every_bot_in_the_sandbox(tmp_path: Path) -> None:
     # The build, the check and the ladder (and the finals) start bots from these two.
-    config = CompetitionConfig(path=tmp_path / "competition.toml")
-    store = CompetitionStore(tmp_path / "competition.sqlite")
-    store.add_participant("alice")
-    workspace = Workspace(tmp_path / "files")
-    workspace.create()
-    archive = workspace.incoming / "a.upload"
-    archive.write_bytes(targz(bot_folder(tmp_path / "bot", "rnd")))
-    sub = accept_upload(store, config, workspace, "alice", archive).submission
+    config, _, workspace, sub = uploaded(tmp_path)
     command = bot_spec(sub, "rnd", config, workspace).command
     assert command is not None and command.sandbox is not None
     assert build_command(workspace.bot_dir(sub), "make", config.sandbox).sandbox is not None
