@@ -101,6 +101,8 @@ def test_no_network_not_even_the_hosts_loopback(
     assert (probe_forfeits(games)[0] is None) == sandbox
 
 
+# Both write /tmp/sandbox-probe (the host's, when bare): one worker runs them in turn.
+@pytest.mark.xdist_group("sandbox-probe")
 @pytest.mark.parametrize("sandbox", [True, False])
 def test_tmp_is_new_for_every_bot_process(
     here: Path, capsys: pytest.CaptureFixture[str], sandbox: bool
