@@ -78,6 +78,7 @@ from referee.shell.sandbox_user import (
     user_namespace,
 )
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
+from referee.shell.sysinfo_notify import SysinfoNotifier
 
 __all__ = [
     "CONTAIN_VARIABLE",
@@ -215,6 +216,9 @@ class Launch:
     #: What the process must do between fork and exec, last (as root: mount its
     #: sandbox's /tmp and /dev/shm), if anything.
     in_child: Callable[[], None] | None = None
+    #: The filter that hands ``sysinfo`` to the referee, for a bot (not a probe) run
+    #: under bwrap; :meth:`close` closes its sockets.
+    sysinfo: SysinfoNotifier | None = None
 
     @property
     def wrapped(self) -> bool:
@@ -225,6 +229,8 @@ class Launch:
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if self.sysinfo is not None:
+            self.sysinfo.close()
 
 
 class WrappedBotProcess(BotProcess):
@@ -256,15 +262,19 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
     allows, else as it is. Raises SandboxError when the sandbox cannot run. Blocking
     (the first call probes the host, a few milliseconds): call it in a thread."""
     if command.sandbox is not None:
-        bwrap = require_sandbox()
-        return _sandboxed(command, bwrap)
-    contained = containment()
-    if not contained.contained:
-        return Launch(command.argv, command.cwd, env)
-    bwrap = contained.bwrap
-    here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
-    return _through_args_fd(bwrap, lambda fd: _contained_options(fd, here),
-                            command.argv, env, sandboxed=False)
+        start = _sandboxed(command, require_sandbox())
+    else:
+        contained = containment()
+        if not contained.contained:  # as it is: no filter at all
+            return Launch(command.argv, command.cwd, env)
+        here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
+        start = _through_args_fd(contained.bwrap, lambda fd: _contained_options(fd, here),
+                                 command.argv, env, sandboxed=False)
+    try:  # its sysinfo answered by the referee (referee.shell.sysinfo_notify)
+        return attrs.evolve(start, sysinfo=SysinfoNotifier())
+    except BaseException:
+        start.close()
+        raise
 
 
 def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
