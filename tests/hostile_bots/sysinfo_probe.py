@@ -6,7 +6,8 @@ Usage: sysinfo_probe.py SECONDS [int80]
   Samples sysinfo() for SECONDS (at least 5 samples) and prints
   {"samples": [[totalram, freeram, sharedram, bufferram, totalswap, freeswap, procs,
   load1, load5, load15, mem_unit], ...], "errors": [errno of each failed call],
-  "phys_pages": sysconf(_SC_PHYS_PAGES), "page_size": sysconf(_SC_PAGE_SIZE)}.
+  "uptime": the last uptime it said, "fault": the errno of a call with a pointer to
+  nowhere, "phys_pages": sysconf(_SC_PHYS_PAGES), "page_size": sysconf(_SC_PAGE_SIZE)}.
   ``int80``: through the 32-bit system call table (``int 0x80``), whose struct sysinfo
   has 32-bit fields.
 """
@@ -77,7 +78,7 @@ def main() -> None:
         def call() -> tuple[int, ctypes.Structure]:
             result = caller(caller_data)
             return (-result if result < 0 else 0), buffer.contents
-    samples, errors = [], []
+    samples, errors, uptime = [], [], None
     end = time.monotonic() + seconds
     while len(samples) + len(errors) < 5 or time.monotonic() < end:
         error, info = call() if call is not None else native()
@@ -86,8 +87,11 @@ def main() -> None:
         else:
             samples.append([*(int(getattr(info, f)) for f in FIELDS), *info.loads,
                             int(info.mem_unit)])
+            uptime = int(info.uptime)
         time.sleep(0.02)
-    print(json.dumps({"samples": samples, "errors": errors,
+    fault = 0 if LIBC.sysinfo(ctypes.c_void_p(8)) == 0 else ctypes.get_errno()
+    print(json.dumps({"samples": samples, "errors": errors, "uptime": uptime,
+                      "fault": fault,
                       "phys_pages": os.sysconf("SC_PHYS_PAGES"),
                       "page_size": os.sysconf("SC_PAGE_SIZE")}), flush=True)
 

@@ -6,10 +6,12 @@ the host: so the tests prove the answer, not the probe."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,8 @@ def test_two_bots_of_one_game_see_fixed_figures_while_the_host_changes(how: str)
         assert all(sample == fixed(total) for sample in seen["samples"]), seen
         # glibc's count of the machine's pages comes from sysinfo: sane, the same.
         assert seen["phys_pages"] * seen["page_size"] == total, seen
+        assert abs(seen["uptime"] - time.clock_gettime(time.CLOCK_BOOTTIME)) < 120, seen
+        assert seen["fault"] == errno.EFAULT, seen  # a pointer to nowhere
 
 
 @pytest.mark.slow
