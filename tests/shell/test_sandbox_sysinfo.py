@@ -20,7 +20,7 @@ import trio
 
 from referee.core import BotCommand, ResourceLimits, Sandbox
 from referee.shell.spawn import open_bot_process
-from referee.shell.sysinfo_notify import PROCS, SysinfoNotifier
+from referee.shell.sysinfo_notify import BURST, PROCS, RATE, SysinfoNotifier
 
 PROBE = Path(__file__).resolve().parents[1] / "hostile_bots" / "sysinfo_probe.py"
 MIB = 1 << 20
@@ -124,6 +124,24 @@ def test_the_same_probe_hears_the_host_when_bots_run_bare() -> None:
     assert samples[0][0] == HOST_TOTAL, seen
     # The disturber's processes and memory come and go: the counts move.
     assert len({(s[1], s[6]) for s in samples}) > 1, seen
+
+
+@pytest.mark.slow
+def test_a_bot_that_calls_sysinfo_in_a_loop_waits_for_its_turn() -> None:
+    calls = BURST + 100
+    code = (f"import ctypes, time; libc = ctypes.CDLL(None); b = ctypes.create_string_buffer"
+            f"(128); t = time.monotonic(); [libc.sysinfo(b) for _ in range({calls})];"
+            f" print(time.monotonic() - t)")
+    command = BotCommand((sys.executable, "-c", code), sandbox=Sandbox())
+
+    async def output() -> str:
+        async with open_bot_process(command) as process:
+            return (await process.receive_some(
+                64, deadline=trio.current_time() + 60)).decode()
+
+    # At most RATE answers a second after the first BURST: a lower bound, whatever the
+    # machine's speed (the referee's CPU for a flood stays bounded).
+    assert float(trio.run(output)) >= (calls - BURST - 1) / RATE
 
 
 def test_sysinfo_fails_at_once_when_no_referee_answers() -> None:
