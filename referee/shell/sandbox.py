@@ -78,7 +78,7 @@ from referee.shell.sandbox_user import (
     user_namespace,
 )
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
-from referee.shell.sysinfo_notify import SysinfoNotifier
+from referee.shell.sysinfo_notify import SysinfoNotifier, require_notification
 
 __all__ = [
     "CONTAIN_VARIABLE",
@@ -132,6 +132,7 @@ def require_sandbox() -> str:
     bwrap = bwrap_path()
     try:
         os.close(filter_fd())
+        require_notification()
     except SeccompUnavailable as exc:
         raise SandboxError(f"--sandbox needs a system call filter: {exc}") from None
     _disable_userns(bwrap)
@@ -177,6 +178,10 @@ def containment() -> Containment:
         return Containment(False, f"no libseccomp: install the Debian package"
                                   f" {LIBRARY_PACKAGE}")
     os.close(fd)
+    try:
+        require_notification()
+    except SeccompUnavailable as exc:
+        return Containment(False, str(exc))
     true = shutil.which("true") or "/bin/true"
     here = os.getcwd()
     why = _runs(_through_args_fd(bwrap, lambda fd: _contained_options(fd, here), [true],

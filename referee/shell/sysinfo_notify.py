@@ -51,9 +51,10 @@ import attrs
 import trio
 
 from referee.core import ResourceLimits
-from referee.shell.seccomp import notify_program, syscall_number
+from referee.shell.seccomp import SeccompUnavailable, notify_program, syscall_number
 
-__all__ = ["BURST", "PROCS", "RATE", "Figures", "SysinfoNotifier", "figures_for", "serve"]
+__all__ = ["BURST", "PROCS", "RATE", "Figures", "SysinfoNotifier", "figures_for",
+           "require_notification", "serve"]
 
 #: The number of processes every bot is told.
 PROCS: Final = 1
@@ -66,6 +67,8 @@ RATE: Final = 100.0
 # <linux/seccomp.h>, <linux/prctl.h>, <linux/audit.h>.
 _PR_SET_NO_NEW_PRIVS: Final = 38
 _SET_MODE_FILTER: Final = 1
+_GET_ACTION_AVAIL: Final = 2
+_RET_USER_NOTIF: Final = 0x7FC00000
 _FLAG_NEW_LISTENER: Final = 1 << 3
 #: No speculation mitigation for this filter: bwrap's own filter (installed without the
 #: flag) turns on what the host's policy asks for before the bot starts, as before.
@@ -128,6 +131,18 @@ def _libc_calls() -> tuple[Any, Any]:
     return libc.syscall, libc.prctl
 
 
+@functools.cache
+def require_notification() -> None:
+    """SeccompUnavailable when the kernel cannot hand a call to the referee."""
+    syscall, _ = _libc_calls()
+    action = ctypes.c_uint32(_RET_USER_NOTIF)
+    if syscall(ctypes.c_long(syscall_number("seccomp")), ctypes.c_ulong(_GET_ACTION_AVAIL),
+               ctypes.c_ulong(0), ctypes.byref(action)) != 0:
+        raise SeccompUnavailable(
+            "the kernel cannot hand sysinfo to the referee (seccomp user notification,"
+            " Linux 5.0 or later): bots cannot run under bwrap here")
+
+
 class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
@@ -138,6 +153,7 @@ class SysinfoNotifier:
     first time: libseccomp builds the filter); :meth:`close` it after."""
 
     def __init__(self) -> None:
+        require_notification()
         program = notify_program("sysinfo")
         self._buffer = ctypes.create_string_buffer(program, len(program))
         self._fprog = _Fprog(len(program) // 8, ctypes.addressof(self._buffer))

@@ -177,3 +177,26 @@ def test_java_sizes_its_heap_from_the_bots_memory(tmp_path: Path) -> None:
              if len(line.split()) >= 4 and line.split()[2] == "="}
     # The JVM's default: a quarter of the machine's memory, here the bot's 512 MiB.
     assert int(flags["MaxHeapSize"]) == 128 * MIB, flags.get("MaxHeapSize")
+
+
+def test_a_kernel_that_cannot_hand_sysinfo_over_is_said_in_one_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.shell import sandbox, sysinfo_notify
+
+    def refused(*_args: object) -> int:
+        return -1
+
+    for cached in (sysinfo_notify.require_notification, sandbox.containment):
+        cached.cache_clear()
+    monkeypatch.setattr(sysinfo_notify, "_libc_calls", lambda: (refused, refused))
+    try:
+        with pytest.raises(sandbox.SandboxError) as caught:
+            sandbox.require_sandbox()
+        contained = sandbox.containment()
+    finally:
+        monkeypatch.undo()
+        for cached in (sysinfo_notify.require_notification, sandbox.containment):
+            cached.cache_clear()
+    assert "seccomp user notification, Linux 5.0 or later" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert not contained.contained and "Linux 5.0" in contained.why
