@@ -13,7 +13,8 @@ system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
   directory of each existing file its command names (within its working directory when
   it has one: a word outside is refused) and any ``binds``, ``/proc`` with the host's
   counters frozen (:mod:`referee.shell.proc_masks`); a private ``/tmp`` of ``tmp_mb``
-  MiB that is new for every process, the
+  MiB and 256 inodes a MiB (:func:`~referee.shell.sandbox_user.tmpfs_mounter`) that is
+  new for every process, the
   only place it can write (the root and ``/dev`` are remounted read-only); and nothing
   else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
   referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
@@ -70,6 +71,7 @@ from referee.shell.bot_paths import (
 from referee.shell.proc_masks import mask_options
 from referee.shell.process import BotProcess
 from referee.shell.sandbox_user import (
+    RUN,
     SANDBOX_ID,
     TMPFS_BASE,
     make_tmpfs_base,
@@ -380,11 +382,14 @@ def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
              ["--unshare-all", "--unshare-user", *_disable_userns(bwrap)])
     if as_root:
         make_tmpfs_base()
+    # Run by another user, the bot's process mounts its tmpfs over /run (in a mount
+    # namespace of its own): unless bwrap must bind something from there.
+    mounted = as_root or not any(inside(os.path.realpath(p), [RUN]) for p in (*system, *extra))
     return _through_args_fd(
         bwrap, lambda fd: [*users, *_sandbox_options(fd, sandbox, system, extra, here, cwd,
-                                                      env, mounted=as_root)],
+                                                      env, mounted=mounted)],
         [named.get(word, word) for word in argv], env, userns,
-        tmpfs_mounter(sandbox.tmp_mb) if as_root else None)
+        tmpfs_mounter(sandbox.tmp_mb, own_user=not as_root) if mounted else None)
 
 
 def _readable_by_others(paths: Sequence[str]) -> None:

@@ -8,6 +8,8 @@ Usage: sandbox_as_nobody.py HOSTILE_BOTS_DIR
   sysctl       what writing /proc/sys/vm/swappiness (its own value) gave
   flock/fcntl  [sent, received] of a pair of channel.py bots, 48 bits in 40 ms slots
   sysinfo      what sysinfo_probe.py saw, with a memory limit of 256 MiB
+  inodes       [files made, why it stopped] in a /tmp of 1 MiB (at most 5,000 files)
+  inodes_run   the same with /run bound in (whose tmpfs is then bwrap's)
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ async def output(command: BotCommand, seconds: float = 60) -> str:
         while chunk := await process.receive_some(1 << 16, deadline=deadline):
             out += chunk
         return out.decode().strip()
+
+
+FILES = """
+import os
+made = 0
+try:
+    while made < 5000:
+        open(f"/tmp/f{made}", "w").close()
+        made += 1
+    print(made, "none")
+except OSError as exc:
+    print(made, exc.strerror)
+"""
 
 
 async def host_uids() -> list[int]:
@@ -97,6 +112,10 @@ async def main() -> None:
     probe = BotCommand((sys.executable, str(HOSTILE / "sysinfo_probe.py"), "2"),
                        sandbox=Sandbox(), limits=ResourceLimits(memory_mb=256))
     seen["sysinfo"] = json.loads(await output(probe))
+    for key, binds in (("inodes", ()), ("inodes_run", ("/run",))):
+        made, why = (await output(BotCommand((sys.executable, "-c", FILES), sandbox=Sandbox(
+            tmp_mb=1, binds=binds)))).split(" ", 1)
+        seen[key] = [int(made), why]
     print(json.dumps(seen), flush=True)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from referee.shell.sandbox_user import INODES_PER_MIB
 from referee.shell.sysinfo_notify import PROCS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -134,6 +135,17 @@ def test_host_kernel_settings_are_out_of_reach(seen: dict[str, Any]) -> None:
 def test_locks_on_a_shared_file_carry_nothing(seen: dict[str, Any], channel: str) -> None:
     sent, got = seen[channel]
     assert got == "0" * len(sent), (sent, got)
+
+
+def test_tmp_has_inodes_in_proportion_to_its_size(seen: dict[str, Any]) -> None:
+    made, why = seen["inodes"]
+    assert made < INODES_PER_MIB and why == "No space left on device", seen["inodes"]
+
+
+def test_a_bot_that_must_see_run_gets_bwraps_tmp_bounded_in_size_only(
+        seen: dict[str, Any]) -> None:
+    made, _why = seen["inodes_run"]
+    assert made > INODES_PER_MIB, seen["inodes_run"]  # 1 MiB of empty files
 
 
 def test_sysinfo_tells_fixed_figures(seen: dict[str, Any]) -> None:
