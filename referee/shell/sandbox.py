@@ -384,7 +384,8 @@ def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
         make_tmpfs_base()
     # Run by another user, the bot's process mounts its tmpfs over /run (in a mount
     # namespace of its own): unless bwrap must bind something from there.
-    mounted = as_root or not any(inside(os.path.realpath(p), [RUN]) for p in (*system, *extra))
+    mounted = as_root or (os.path.isdir(RUN) and not any(
+        inside(os.path.realpath(p), [RUN]) for p in (*system, *extra)))
     return _through_args_fd(
         bwrap, lambda fd: [*users, *_sandbox_options(fd, sandbox, system, extra, here, cwd,
                                                       env, mounted=mounted)],
