@@ -200,7 +200,8 @@ class SysinfoNotifier:
 async def serve(listener: int, figures: Figures) -> None:
     """Answer the ``sysinfo`` calls of ``listener`` with ``figures`` until every
     process under the filter is gone or the task is cancelled; then close it. Never
-    raises. Each answer is a few system calls, made at once (the caller waits)."""
+    raises. Each answer is a few system calls, made at once (the caller waits), the
+    write into the caller's memory in a worker thread."""
     poller = select.poll()
     poller.register(listener, select.POLLIN)
     tokens, last = float(BURST), trio.current_time()
@@ -218,7 +219,10 @@ async def serve(listener: int, figures: Figures) -> None:
                 tokens, last = _refill(tokens, last)
             while tokens >= 1 and _events(poller) & select.POLLIN:
                 tokens -= 1
-                _answer_one(listener, figures)
+                call = _receive(listener)
+                if call is not None:  # written from a thread: the caller's pages may
+                    await trio.to_thread.run_sync(  # have to come back from swap first
+                        _answer, listener, call, figures, abandon_on_cancel=True)
     finally:
         trio.lowlevel.notify_closing(listener)
         os.close(listener)
@@ -238,15 +242,31 @@ def _refill(tokens: float, last: float) -> tuple[float, float]:
     return min(float(BURST), tokens + (now - last) * RATE), now
 
 
-def _answer_one(listener: int, figures: Figures) -> None:
-    """Receive one notification and answer it (a caller killed meanwhile: nothing)."""
+@attrs.frozen
+class _Call:
+    notification: int
+    pid: int
+    arch: int
+    pointer: int
+
+
+def _receive(listener: int) -> _Call | None:
+    """One pending notification (it does not wait: one is pending, the poll said so);
+    None when its caller was killed after the poll."""
     buffer = bytearray(_NOTIF.size)
     try:
         fcntl.ioctl(listener, _IOCTL_RECV, buffer, True)
-    except OSError:  # ENOENT: the caller was killed after the poll
-        return
+    except OSError:  # ENOENT
+        return None
     notification, pid, _flags, _nr, arch, _ip, pointer, *_ = _NOTIF.unpack(buffer)
-    error = _write(listener, notification, pid, figures.packed(arch, _uptime()), pointer)
+    return _Call(notification, pid, arch, pointer)
+
+
+def _answer(listener: int, call: _Call, figures: Figures) -> None:
+    """Write the figures into the caller and let it go on (a caller gone: nothing)."""
+    notification = call.notification
+    error = _write(listener, notification, call.pid, figures.packed(call.arch, _uptime()),
+                   call.pointer)
     if error is None:
         return
     with contextlib.suppress(OSError):  # ENOENT: the caller is gone
