@@ -62,7 +62,7 @@ MIB: Final = 1 << 20
 #: Answers a bot gets at once, and a second after that (the most its calls cost the
 #: referee: about 1% of one CPU, measured on a loaded 2-CPU machine).
 BURST: Final = 50
-RATE: Final = 100.0
+RATE: Final = 40.0
 
 # <linux/seccomp.h>, <linux/prctl.h>, <linux/audit.h>.
 _PR_SET_NO_NEW_PRIVS: Final = 38
