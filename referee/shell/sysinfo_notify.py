@@ -19,7 +19,8 @@ over a socket pair (``SCM_RIGHTS``). Everything it starts (bwrap, the bot, their
 children) inherits the filter. The referee serves the listener from a task beside the
 bot (:func:`serve`): it receives a notification, opens the caller's
 ``/proc/PID/mem``, checks that the notification is still alive (so the pid was not
-reused), writes the figures at the caller's pointer, and answers "0". A notification
+reused), writes the figures at the caller's pointer (from a worker thread: the page may
+have to come back from swap), and answers "0". A notification
 whose pid the referee cannot see, or whose pointer it cannot write, is answered with
 ``ENOSYS`` or ``EFAULT``. Once the referee's descriptor is closed (the bot is being
 closed, or the referee is gone), the kernel fails every ``sysinfo`` with ``ENOSYS``
@@ -27,7 +28,7 @@ at once: no call ever waits for a referee that is not there.
 
 The cost is one socket pair and one system call per bot start, and one idle task per
 bot; runtimes call ``sysinfo`` a few times at start, never per move. An answer costs
-the referee some 30 microseconds of CPU, so a bot that calls ``sysinfo`` in a loop
+the referee some 100-200 microseconds of CPU, so a bot that calls ``sysinfo`` in a loop
 would take the referee's time from the other bots: each bot gets :data:`BURST` answers
 at once and :data:`RATE` a second after that; its further calls wait (in the kernel,
 costing nothing) for their turn.
