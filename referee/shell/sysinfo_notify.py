@@ -191,7 +191,10 @@ class SysinfoNotifier:
             return None
         for extra in fds[1:]:
             os.close(extra)
-        return fds[0] if fds else None
+        if not fds:
+            return None
+        os.set_inheritable(fds[0], False)  # in no other child: it would outlive the referee
+        return fds[0]
 
     def close(self) -> None:
         self._ours.close()
