@@ -1,0 +1,91 @@
+"""A bot cannot make the referee, which answers its sysinfo() calls by writing into its
+memory as root (referee/shell/sysinfo_notify.py), write anywhere the kernel's own call
+would not, and no call waits for an answer that will not come: hostile pointers
+(tests/hostile_bots/sysinfo_pointers.py), a notification the referee finds dead, a
+kernel that knows the liveness check by its older number."""
+
+from __future__ import annotations
+
+import errno
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from referee.core import BotCommand, ResourceLimits, Sandbox
+from referee.shell import sysinfo_notify
+from referee.shell.spawn import open_bot_process
+from referee.shell.sysinfo_notify import PROCS
+
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"
+POINTERS = HOSTILE / "sysinfo_pointers.py"
+PROBE = HOSTILE / "sysinfo_probe.py"
+MIB = 1 << 20
+
+pytestmark = pytest.mark.slow
+
+
+def run(*argv: str, sandboxed: bool = True) -> dict[str, Any]:
+    """What the bot ``argv`` prints: one JSON line."""
+    command = BotCommand((sys.executable, *argv),
+                         sandbox=Sandbox() if sandboxed else None,
+                         limits=ResourceLimits(memory_mb=256, pids=64))
+
+    async def output() -> dict[str, Any]:
+        async with open_bot_process(command) as process:
+            data = b""
+            while chunk := await process.receive_some(1 << 16,
+                                                      deadline=trio.current_time() + 60):
+                data += chunk
+            assert data, process.stderr_tail()
+            seen: dict[str, Any] = json.loads(data)
+            return seen
+
+    return trio.run(output)
+
+
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "contained"])
+def test_the_referee_writes_only_where_the_callers_own_call_would(sandboxed: bool) -> None:
+    # The bot's own script: a file it may read, not write (root's, when root runs this).
+    before = POINTERS.read_bytes()
+    seen = run(str(POINTERS), str(POINTERS), sandboxed=sandboxed)
+    # A read-only shared mapping of a file: the file is never written through it.
+    assert seen["shared_file"] == errno.EFAULT, seen
+    assert seen["file_same"] and POINTERS.read_bytes() == before, seen
+    # A read-only private mapping is the caller's own copy: written (as ptrace writes
+    # it) or refused as the kernel's call refuses it; the file stays as it was either way.
+    assert seen["private_file"] in (0, errno.EFAULT), seen
+    # A buffer that runs into an unmapped page, or past the last user address.
+    assert seen["straddle"] == errno.EFAULT, seen
+    assert seen["top"] in (errno.EFAULT, -1), seen  # -1: the page was not to be had
+    # int 0x80 reads the pointer's lower 32 bits only: so does the referee.
+    high = seen["high_bits"]
+    assert high["result"] is None or (high["result"] == 0 and high["low"]
+                                      and not high["high"]), seen
+
+
+def _samples_with(monkeypatch: pytest.MonkeyPatch, name: str, value: object
+                  ) -> dict[str, Any]:
+    monkeypatch.setattr(sysinfo_notify, name, value)
+    return run(str(PROBE), "0", sandboxed=False)
+
+
+def test_a_call_the_referee_finds_dead_is_still_answered(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every notification gets an answer: one left unanswered would hold its caller
+    # for as long as the bot lives (here, the probe would never print).
+    seen = _samples_with(monkeypatch, "_alive", lambda *_: False)
+    assert not seen["samples"] and set(seen["errors"]) == {errno.ENOSYS}, seen
+
+
+def test_a_kernel_that_knows_the_liveness_check_by_its_older_number(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Linux 5.0-5.6 know SECCOMP_IOCTL_NOTIF_ID_VALID only as _IOR: a number the
+    # kernel does not know stands for the newer one here.
+    seen = _samples_with(monkeypatch, "_IOCTL_ID_VALID", 0x40082163)
+    assert not seen["errors"], seen
+    assert all(sample[:7] == [256 * MIB, 256 * MIB, 0, 0, 0, 0, PROCS]
+               for sample in seen["samples"]), seen
