@@ -137,9 +137,18 @@ def test_locks_on_a_shared_file_carry_nothing(seen: dict[str, Any], channel: str
     assert got == "0" * len(sent), (sent, got)
 
 
-def test_tmp_has_inodes_in_proportion_to_its_size(seen: dict[str, Any]) -> None:
-    made, why = seen["inodes"]
-    assert made < INODES_PER_MIB and why == "No space left on device", seen["inodes"]
+@pytest.mark.parametrize("key", ["inodes", "inodes_shm"], ids=["tmp", "dev-shm"])
+def test_tmp_has_inodes_in_proportion_to_its_size(seen: dict[str, Any], key: str) -> None:
+    made, why = seen[key]
+    assert made < INODES_PER_MIB and why == "No space left on device", seen[key]
+
+
+def test_the_hosts_run_stays_out_of_sight_and_untouched(seen: dict[str, Any]) -> None:
+    # The tmpfs the bot's process mounts over /run (to hold its /tmp and /dev/shm) is
+    # in a mount namespace of its own: the sandbox sees no /run, the host no new mount.
+    assert seen["run"] == "No such file or directory", seen["run"]
+    before, after = seen["mounts"]
+    assert after == before, seen["mounts"]
 
 
 def test_a_bot_that_must_see_run_gets_bwraps_tmp_bounded_in_size_only(
