@@ -89,3 +89,35 @@ def test_a_kernel_that_knows_the_liveness_check_by_its_older_number(
     assert not seen["errors"], seen
     assert all(sample[:7] == [256 * MIB, 256 * MIB, 0, 0, 0, 0, PROCS]
                for sample in seen["samples"]), seen
+
+
+#: Starts 20 threads that call sysinfo() without end (past the burst: most calls wait
+#: for their turn), then replaces itself by the probe while they wait.
+EXEC_MID_CALL = """
+import ctypes, os, sys, threading, time
+libc = ctypes.CDLL(None)
+def flood():
+    buffer = ctypes.create_string_buffer(128)
+    while True:
+        libc.sysinfo(buffer)
+for _ in range(20):
+    threading.Thread(target=flood, daemon=True).start()
+time.sleep(0.5)
+os.execv(sys.executable, [sys.executable, sys.argv[1], "0"])
+"""
+#: Runs the probe as a child in a session of its own, and passes on what it prints.
+CHILD = """
+import subprocess, sys
+sys.stdout.write(subprocess.run([sys.executable, sys.argv[1], "0"], stdout=subprocess.PIPE,
+                                start_new_session=True, check=True, text=True).stdout)
+"""
+
+
+@pytest.mark.parametrize("code", [EXEC_MID_CALL, CHILD], ids=["exec-mid-call", "child"])
+@pytest.mark.parametrize("sandboxed", [True, False], ids=["sandboxed", "contained"])
+def test_what_a_bot_starts_or_becomes_keeps_the_fixed_figures(code: str,
+                                                              sandboxed: bool) -> None:
+    seen = run("-c", code, str(PROBE), sandboxed=sandboxed)
+    assert not seen["errors"] and seen["samples"], seen
+    assert all(sample[:7] == [256 * MIB, 256 * MIB, 0, 0, 0, 0, PROCS]
+               for sample in seen["samples"]), seen
