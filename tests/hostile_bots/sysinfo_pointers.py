@@ -10,7 +10,9 @@ Usage: sysinfo_pointers.py FILE
   buffer runs into an unmapped page, "top": errno of a call whose buffer runs past the
   last user address, "high_bits": {"result": what ``int 0x80`` returned with a
   pointer whose upper 32 bits are set, "low": whether the buffer at its lower 32 bits
-  was written, "high": whether the one at the whole 64-bit value was}}.
+  was written, "high": whether the one at the whole 64-bit value was},
+  "undumpable": errno of a call once the process made itself undumpable (which keeps
+  unprivileged processes of its user out of its memory)}.
 """
 
 import ctypes
@@ -100,6 +102,8 @@ def high_bits() -> dict[str, object]:
 def main() -> None:
     out = file_mappings(sys.argv[1])
     out.update(straddle=straddle(), top=top(), high_bits=high_bits())
+    LIBC.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    out["undumpable"] = sysinfo_errno(ctypes.addressof(ctypes.create_string_buffer(SIZE)))
     print(json.dumps(out), flush=True)
 
 

@@ -8,6 +8,7 @@ Usage: sandbox_as_nobody.py HOSTILE_BOTS_DIR
   sysctl       what writing /proc/sys/vm/swappiness (its own value) gave
   flock/fcntl  [sent, received] of a pair of channel.py bots, 48 bits in 40 ms slots
   sysinfo      what sysinfo_probe.py saw, with a memory limit of 256 MiB
+  pointers     what sysinfo_pointers.py saw (its own script as the file)
   inodes       [files made, why it stopped] in a /tmp of 1 MiB (at most 5,000 files)
   inodes_run   the same with /run bound in (whose tmpfs is then bwrap's)
   inodes_shm   the same in /dev/shm
@@ -131,6 +132,9 @@ async def main() -> None:
     probe = BotCommand((sys.executable, str(HOSTILE / "sysinfo_probe.py"), "2"),
                        sandbox=Sandbox(), limits=ResourceLimits(memory_mb=256))
     seen["sysinfo"] = json.loads(await output(probe))
+    pointers = str(HOSTILE / "sysinfo_pointers.py")
+    seen["pointers"] = json.loads(await output(BotCommand((sys.executable, pointers, pointers),
+                                                          sandbox=Sandbox())))
     for key, binds, where in (("inodes", (), "/tmp"), ("inodes_run", ("/run",), "/tmp"),
                               ("inodes_shm", (), "/dev/shm")):
         made, why = (await output(BotCommand((sys.executable, "-c", FILES, where),

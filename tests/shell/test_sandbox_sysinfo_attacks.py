@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ def test_the_referee_writes_only_where_the_callers_own_call_would(sandboxed: boo
     high = seen["high_bits"]
     assert high["result"] is None or (high["result"] == 0 and high["low"]
                                       and not high["high"]), seen
+    assert seen["undumpable"] == 0, seen  # undumpable: root still writes its memory
 
 
 def _samples_with(monkeypatch: pytest.MonkeyPatch, name: str, value: object
@@ -121,3 +123,38 @@ def test_what_a_bot_starts_or_becomes_keeps_the_fixed_figures(code: str,
     assert not seen["errors"] and seen["samples"], seen
     assert all(sample[:7] == [256 * MIB, 256 * MIB, 0, 0, 0, 0, PROCS]
                for sample in seen["samples"]), seen
+
+
+def _task_names() -> list[str]:
+    names, todo = [], [trio.lowlevel.current_root_task()]
+    while todo:
+        task = todo.pop()
+        names.append(task.name)
+        todo += [child for nursery in task.child_nurseries for child in nursery.child_tasks]
+    return names
+
+
+def test_nothing_of_a_bots_sysinfo_outlives_it() -> None:
+    # Bots that call sysinfo and exit, and bots closed while their threads wait for an
+    # answer: the referee's descriptors and tasks are back to what they were.
+    flood = EXEC_MID_CALL.replace("os.execv", "print('up', flush=True); time.sleep(60); #")
+
+    async def bots() -> tuple[int, int, list[str]]:
+        await open_and_close(BotCommand((sys.executable, str(PROBE), "0")))  # warm up
+        before = len(os.listdir("/proc/self/fd"))
+        for index in range(12):
+            code = (str(PROBE), "0") if index % 2 else ("-c", flood, str(PROBE))
+            await open_and_close(BotCommand((sys.executable, *code),
+                                            sandbox=Sandbox() if index % 4 < 2 else None))
+        await trio.sleep(0.5)  # answers abandoned at the close finish
+        return before, len(os.listdir("/proc/self/fd")), _task_names()
+
+    before, after, names = trio.run(bots)
+    assert after == before
+    assert not [name for name in names if name.endswith(" sysinfo")], names  # serve()
+
+
+async def open_and_close(command: BotCommand) -> None:
+    """Start the bot, read its first line, close it."""
+    async with open_bot_process(command) as process:
+        assert await process.receive_some(1 << 16, deadline=trio.current_time() + 60)

@@ -8,6 +8,7 @@ version can be run by that user."""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -164,3 +165,17 @@ def test_sysinfo_tells_fixed_figures(seen: dict[str, Any]) -> None:
     assert all(s == [total, total, 0, 0, 0, 0, PROCS, 0, 0, 0, 1]
                for s in probe["samples"]), probe
     assert probe["phys_pages"] * probe["page_size"] == total, probe
+
+
+def test_sysinfo_is_written_only_where_the_callers_own_call_would(seen: dict[str, Any]
+                                                                   ) -> None:
+    # As tests/shell/test_sandbox_sysinfo_attacks.py checks it as root.
+    pointers = seen["pointers"]
+    assert pointers["shared_file"] == errno.EFAULT and pointers["file_same"], pointers
+    assert pointers["straddle"] == errno.EFAULT, pointers
+    assert pointers["top"] in (errno.EFAULT, -1), pointers
+    high = pointers["high_bits"]
+    assert high["result"] is None or (high["low"] and not high["high"]), pointers
+    # A bot that makes itself undumpable may shut the referee's user out of its memory:
+    # its own calls then fail (ENOSYS), nothing else does.
+    assert pointers["undumpable"] in (0, errno.ENOSYS), pointers
