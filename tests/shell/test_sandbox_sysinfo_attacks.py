@@ -158,3 +158,22 @@ async def open_and_close(command: BotCommand) -> None:
     """Start the bot, read its first line, close it."""
     async with open_bot_process(command) as process:
         assert await process.receive_some(1 << 16, deadline=trio.current_time() + 60)
+
+
+def test_the_listener_is_closed_when_the_bots_services_fail_to_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from referee.shell.process import BotProcess
+
+    async def start() -> tuple[int, int]:
+        await open_and_close(BotCommand((sys.executable, str(PROBE), "0")))  # warm up
+        before = len(os.listdir("/proc/self/fd"))
+
+        def fail(*_args: object) -> None:
+            raise RuntimeError("services")
+        monkeypatch.setattr(BotProcess, "start_services", fail)
+        with pytest.raises(RuntimeError):
+            await open_and_close(BotCommand((sys.executable, str(PROBE), "0")))
+        return before, len(os.listdir("/proc/self/fd"))
+
+    before, after = trio.run(start)
+    assert after == before
