@@ -22,7 +22,9 @@ bot (:func:`serve`): it receives a notification, opens the caller's
 reused), writes the figures at the caller's pointer (from a worker thread: the page may
 have to come back from swap), and answers "0". A notification
 whose pid the referee cannot see, or whose pointer it cannot write, is answered with
-``ENOSYS`` or ``EFAULT``. Once the referee's descriptor is closed (the bot is being
+``ENOSYS`` or ``EFAULT``; one whose caller is gone, with ``ENOSYS`` (which reaches no
+one): none is left unanswered. The pointer is read as the kernel reads it (the lower
+32 bits of a 32-bit call's). Once the referee's descriptor is closed (the bot is being
 closed, or the referee is gone), the kernel fails every ``sysinfo`` with ``ENOSYS``
 at once: no call ever waits for a referee that is not there.
 
