@@ -65,9 +65,13 @@ from referee.rules import Rules
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 TAKI = str(Path(sys.executable).with_name("taki-referee"))
+#: The viewers are many clients of the field, but all from 127.0.0.1 here: the rate
+#: limit of an anonymous address is raised above what they ask together.
 COMPETITION = """\
 [competition]
 name = "season"
+requests_per_second = 1000
+request_burst = 1000
 
 [ladder]
 deals = 1
@@ -289,8 +293,25 @@ def stored_games(db: Path) -> int:
         con.close()
 
 
+#: The parts of a page's time the server tells in its Server-Timing header.
+PARTS = ("total", "queue", "sql", "values", "render")
+
+
+def server_timing(header: str) -> dict[str, Any]:
+    """The durations (ms) and the cache's description of a Server-Timing header."""
+    found: dict[str, Any] = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";")
+        if rest.startswith("dur="):
+            found[name] = float(rest[4:])
+        elif rest.startswith("desc="):
+            found[name] = rest[5:].strip('"')
+    return found
+
+
 async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think: float,
-                 until: float, seen: dict[str, list[float]], rng: random.Random) -> None:
+                 until: float, seen: dict[str, list[float]], rng: random.Random,
+                 server: dict[str, list[dict[str, Any]]]) -> None:
     while time.monotonic() < until:
         path = rng.choice(paths)
         kind = re.sub(r"\d+", "N", re.sub(r"/bots/[^?]*", "/bots/B", path))
@@ -305,6 +326,9 @@ async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think:
         took = (time.perf_counter() - began) * 1000
         seen[kind if answer.status_code in (200, 304) else f"{kind} {answer.status_code}"
              ].append(took)
+        if answer.status_code in (200, 304) and "server-timing" in answer.headers:
+            told = server_timing(answer.headers["server-timing"])
+            server[kind].append({**told, "client": took})
         await trio.sleep(rng.uniform(0.5, 1.5) * think)
 
 
@@ -318,7 +342,7 @@ async def sign_in(client: httpx.AsyncClient, token: str) -> None:
 
 async def watch(url: str, token: str, games: int, args: argparse.Namespace,
                 seen: dict[str, list[float]], pid: int, rss: list[tuple[float, float, int]],
-                db: Path) -> None:
+                db: Path, server: dict[str, list[dict[str, Any]]]) -> None:
     until = time.monotonic() + args.minutes * 60
     big = bot_name(0)
     public = ["/", "/live/board", "/live/board", f"/bots/{big}", f"/bots/{big}?page=7",
@@ -332,7 +356,8 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
         for i in range(args.viewers):
             own = i % 10 == 0  # one viewer in ten is a participant on their own page
             nursery.start_soon(viewer, signed if own else client, ["/me"] if own else public,
-                               games, args.think, until, seen, random.Random(rng.random()))
+                               games, args.think, until, seen, random.Random(rng.random()),
+                               server)
         began = time.monotonic()
         while time.monotonic() < until:
             await trio.sleep(min(30.0, max(0.0, until - time.monotonic())))
@@ -371,9 +396,11 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
               flush=True)
         games = stored_games(db)
         seen: dict[str, list[float]] = defaultdict(list)
+        server: dict[str, list[dict[str, Any]]] = defaultdict(list)
         rss: list[tuple[float, float, int]] = []
-        trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db)
-        figures.update(seen=seen, rss=rss, games=games)
+        trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db,
+                 server)
+        figures.update(seen=seen, rss=rss, games=games, server=server)
         return figures
     finally:
         os.killpg(process.pid, 15)
@@ -390,6 +417,7 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     p95 = percentile(every, 0.95) if every else math.nan
     print(f"{'every page':28} {len(every):6d} {statistics.median(every):8.1f} {p95:8.1f}"
           f" {max(every):8.1f}")
+    parts(figures["server"])
     rss = figures["rss"]
     played = rss[-1][2] - figures["games"] if rss else 0
     print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f} games/min)")
@@ -404,6 +432,26 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
               f" games stored: {slope * 2 ** 20:.0f} bytes per stored game (least squares"
               f" over {len(rss)} samples)")
     return p95, end
+
+
+def parts(server: dict[str, list[dict[str, Any]]]) -> None:
+    """What the pages' time is made of, by kind: the p50/p95 of each part the server
+    told, the time outside the handler (the client's less the server's total: the
+    HTTP server, the event loop, the wait for the GIL), and how the pages were found."""
+    print(f"\nserver-timing p50/p95 ms {'':4}" + "".join(f"{p:>14}" for p in PARTS)
+          + f"{'outside':>14}  found")
+    for kind, told in sorted(server.items()):
+        cells = []
+        for part in (*PARTS, "outside"):
+            values = [t["client"] - t["total"] if part == "outside" else t.get(part, 0.0)
+                      for t in told if "total" in t]
+            cells.append(f"{statistics.median(values):6.1f}/{percentile(values, 0.95):7.1f}"
+                         if values else f"{'-':>14}")
+        found = defaultdict(int)
+        for t in told:
+            found[t.get("cache", "?")] += 1
+        print(f"{kind:28} " + "".join(f"{c:>14}" for c in cells) + "  "
+              + " ".join(f"{how} {n}" for how, n in sorted(found.items())))
 
 
 def main() -> None:
