@@ -447,7 +447,7 @@ def parts(server: dict[str, list[dict[str, Any]]]) -> None:
                       for t in told if "total" in t]
             cells.append(f"{statistics.median(values):6.1f}/{percentile(values, 0.95):7.1f}"
                          if values else f"{'-':>14}")
-        found = defaultdict(int)
+        found: dict[str, int] = defaultdict(int)
         for t in told:
             found[t.get("cache", "?")] += 1
         print(f"{kind:28} " + "".join(f"{c:>14}" for c in cells) + "  "
