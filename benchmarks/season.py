@@ -325,7 +325,7 @@ async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think:
             continue
         took = (time.perf_counter() - began) * 1000
         seen[kind if answer.status_code in (200, 304) else f"{kind} {answer.status_code}"
-             ].append(took)
+             ].append(took)  # the floor's 404s, "/no-such-page 404", are not pages
         if answer.status_code in (200, 304) and "server-timing" in answer.headers:
             told = server_timing(answer.headers["server-timing"])
             server[kind].append({**told, "client": took})
@@ -353,6 +353,10 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
             trio.open_nursery() as nursery:
         await sign_in(signed, token)
         rng = random.Random(5)
+        # The floor: a path no page has (404, no thread, no database), asked as often
+        # as one viewer asks, through the same HTTP server and event loop.
+        nursery.start_soon(viewer, client, ["/no-such-page"], games, args.think, until, seen,
+                           random.Random(rng.random()), server)
         for i in range(args.viewers):
             own = i % 10 == 0  # one viewer in ten is a participant on their own page
             nursery.start_soon(viewer, signed if own else client, ["/me"] if own else public,
