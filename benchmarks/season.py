@@ -53,6 +53,7 @@ from typing import Any
 import httpx
 import psutil
 import trio
+from anchor import checked_out
 
 from referee.competition import CompetitionStore, Season
 from referee.competition.matchmaking import Entrant, choose_table
@@ -371,15 +372,21 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
                   f" load {load()}", flush=True)
 
 
-def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace
-          ) -> dict[str, Any]:
+def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace,
+          tree: Path | None = None) -> dict[str, Any]:
+    """``--minutes`` of serve with the viewers; with ``tree``, the referee of that
+    checkout (an anchor commit's) rather than this one."""
     (where / "competition.toml").write_text(COMPETITION)
     out = where / "serve.out"
+    env = dict(os.environ)
+    if tree is not None:  # its package first on the path (before this editable install)
+        env["PYTHONPATH"] = str(tree)
     began = time.monotonic()
     with out.open("w") as output:
         process = subprocess.Popen(
             [TAKI, "serve", "competition.toml", "--db", db.name, "--listen", "127.0.0.1:0"],
-            cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            env=env)
     try:
         url = ""
         while process.poll() is None and time.monotonic() - began < 600:
@@ -402,9 +409,15 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
         seen: dict[str, list[float]] = defaultdict(list)
         server: dict[str, list[dict[str, Any]]] = defaultdict(list)
         rss: list[tuple[float, float, int]] = []
+        cpu = psutil.Process(process.pid).cpu_times()
+        watched = time.monotonic()
         trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db,
                  server)
-        figures.update(seen=seen, rss=rss, games=games, server=server)
+        after = psutil.Process(process.pid).cpu_times()
+        # The server's own CPU (its threads, not the bots' processes), in CPUs.
+        busy = (after.user + after.system - cpu.user - cpu.system) / (
+            time.monotonic() - watched)
+        figures.update(seen=seen, rss=rss, games=games, server=server, cpu=busy)
         return figures
     finally:
         os.killpg(process.pid, 15)
@@ -424,7 +437,8 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     parts(figures["server"])
     rss = figures["rss"]
     played = rss[-1][2] - figures["games"] if rss else 0
-    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f} games/min)")
+    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f}"
+          f" games/min); the server's process busy {figures['cpu']:.2f} CPUs")
     end = rss[-1][1] if rss else figures["rss_start"]
     if len(rss) >= 3 and rss[-1][2] > rss[0][2]:
         # The least-squares slope of RSS over the games stored, from the first sample on
@@ -458,6 +472,38 @@ def parts(server: dict[str, list[dict[str, Any]]]) -> None:
               + " ".join(f"{how} {n}" for how, n in sorted(found.items())))
 
 
+def alternating(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--rounds`` periods of this tree's serve and as many of the anchor's, in the
+    order anchor, this, this, anchor, ... (so both see the same load on average): the
+    figures of this tree and of the anchor, each over its periods."""
+    with tempfile.TemporaryDirectory(prefix="season-anchor-") as folder, \
+            checked_out(args.anchor, Path(folder) / "anchor") as tree:
+        runs: dict[str, list[dict[str, Any]]] = {"this": [], "anchor": []}
+        for round_ in range(args.rounds):
+            for name in ("anchor", "this") if round_ % 2 == 0 else ("this", "anchor"):
+                print(f"--- {name}, period {round_ + 1}, load average {load()}", flush=True)
+                runs[name].append(serve(where, db, tokens, args,
+                                        tree if name == "anchor" else None))
+    return merged(runs["this"]), merged(runs["anchor"])
+
+
+def merged(periods: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of several periods of one version as one (its starts and RSS: the
+    medians and the last period's)."""
+    seen: dict[str, list[float]] = defaultdict(list)
+    server: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for period in periods:
+        for kind, times in period["seen"].items():
+            seen[kind] += times
+        for kind, told in period["server"].items():
+            server[kind] += told
+    last = periods[-1]
+    return {**last, "seen": seen, "server": server,
+            "start": statistics.median(p["start"] for p in periods),
+            "cpu": statistics.mean(p["cpu"] for p in periods)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=1000)
@@ -468,6 +514,11 @@ def main() -> None:
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "taki-season"))
     parser.add_argument("--cli-limit", type=float, default=600.0,
                         help="stop ratings and report after this many seconds")
+    parser.add_argument("--anchor", metavar="COMMIT",
+                        help="serve this commit's referee too, in periods alternating with"
+                             " this tree's (anchor first), on the same database")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="periods of --minutes of each version, with --anchor")
     args = parser.parse_args()
     if args.bots < 3 or args.games < 2:
         raise SystemExit("--bots: at least 3; --games: at least 2")
@@ -484,9 +535,17 @@ def main() -> None:
         table, alone = table_cost(work, args.bots)
         print(f"matchmaking at {args.bots} bots: {table:.0f} us per table (two ratings"
               f" moved since the last table); {alone:.0f} us the first", flush=True)
-        figures = serve(where, work, tokens, args)
+        if args.anchor:
+            figures, theirs = alternating(where, work, tokens, args)
+            print(f"\n=== the anchor, {args.anchor}")
+            anchor_p95, _ = report(theirs, args)
+            print("\n=== this tree")
+        else:
+            figures = serve(where, work, tokens, args)
         p95, rss = report(figures, args)
     print(f"load average {load()}")
+    if args.anchor:
+        print(f"anchor {args.anchor}: start {theirs['start']:.1f} s; p95 {anchor_p95:.0f} ms")
     print(f"season {args.bots} bots {args.games} games: start {figures['start']:.1f} s;"
           f" rss {rss:.0f} MiB; p95 {p95:.0f} ms; table {table:.0f} us")
 
