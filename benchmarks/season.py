@@ -20,15 +20,29 @@ Measured, in this order:
 * ``--minutes`` of ladder play (default 10) with ``--viewers`` viewers (default 50), each
   loading a page, waiting about ``--think`` s and loading another: the leaderboard and
   its rows, the pages of the bot with 10,000 games (its first and later game pages),
-  game pages across the season and a participant's own page (signed in). Page latency
-  p50/p95/max by kind; the games stored a minute; the server's RSS every 30 s and at
-  the end, and its growth per stored game.
+  game pages across the season and a participant's own page (signed in); and, as often
+  as one viewer, a path no page has (a 404: the floor of a request through the same
+  HTTP server and event loop). Page latency p50/p95/max by kind; what it is made of
+  by kind, from the pages' ``Server-Timing`` headers (the wait for a worker thread, the
+  queries, the values, the template, and the time outside the handler: the HTTP
+  server, the event loop, the wait for the GIL and the CPU) with how each page was
+  found (kept or rendered); the games stored a minute and the CPUs the server's own
+  process kept busy; the server's RSS every 30 s and at the end, and its growth per
+  stored game.
+
+The viewers are many clients of the field but all come from 127.0.0.1 here, so the
+competition file raises the rate limit of an anonymous address above what they ask
+together. With ``--anchor COMMIT`` the serve of that commit's referee (checked out
+beside this one) is measured too, in periods of ``--minutes`` alternating with this
+tree's (anchor, this, this, anchor, ... for ``--rounds`` rounds) on the same database,
+so both see the same load on average; both are printed, this tree's last.
 
 Last line: ``season N bots M games: start S s; rss R MiB; p95 P ms; table T us`` (the RSS
 after the ladder's play). Run from the repository root (bubblewrap installed, as for any
 competition)::
 
     .venv/bin/python benchmarks/season.py [--bots 1000] [--games 1000000] [--minutes 10]
+                                          [--anchor COMMIT --rounds 2]
 """
 
 from __future__ import annotations
