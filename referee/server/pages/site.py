@@ -51,7 +51,7 @@ __all__ = ["PageError", "Site", "answer", "matches", "not_modified", "secure_hea
 RENDERERS: Final = 2
 #: Other pages rendered at once, and other work of the requests (each in a worker
 #: thread), beside the shared pages.
-LIGHT_RENDERERS: Final = 2
+LIGHT_RENDERERS: Final = 4
 #: Visitors' pages kept rendered, besides the games' pages.
 KEPT_PAGES: Final = 256
 #: Crosstables kept rendered (a leaderboard's page renders its crosstable again only
