@@ -129,24 +129,34 @@ class _Problem:
             theta, value = cand, cand_value
         return theta
 
-    def refit(self, start: _Array, inverse: _Array, pts: _Array, fitted: _Array) -> _Array:
-        """The maximum for resampled points ``pts``, from the point estimate ``start`` of
-        the points ``fitted`` (there the gradient is 0 for ``fitted``, so for ``pts`` it is
-        that of their difference, without a sigmoid): Newton
-        steps with the point estimate's inverse Hessian until a step is below 1e-4 (0.04
-        Elo), then full Newton steps if those have not got there after 50."""
-        theta = start.copy()
+    def refit(self, start: _Array, inverse: _Array, pts: list[_Array], fitted: _Array
+              ) -> list[_Array]:
+        """The maxima for each of the resampled points ``pts``, from the point estimate
+        ``start`` of the points ``fitted`` (there the gradient is 0 for ``fitted``, so
+        for ``pts`` it is that of their difference, without a sigmoid): Newton steps
+        with the point estimate's inverse Hessian until a step is below 1e-4 (0.04
+        Elo), then full Newton steps if those have not got there after 50. The
+        resamples step together, their gradients one matrix, so that a step of them
+        all reads the inverse once."""
         free = self.free()
-        change = pts - fitted
-        grad: _Array = (np.bincount(self.i, change, self.n).astype(np.float64)
-                        - np.bincount(self.j, change, self.n))
-        for _ in range(50):
-            step = inverse @ grad[free]
-            theta[free] += step
-            if float(np.max(np.abs(step))) < 1e-4:
-                return theta
-            grad = self.gradient(theta, pts)
-        return self.newton(theta, pts)
+        thetas = [start.copy() for _ in pts]
+        grads = {k: (np.bincount(self.i, one - fitted, self.n).astype(np.float64)
+                     - np.bincount(self.j, one - fitted, self.n))
+                 for k, one in enumerate(pts)}
+        for round_ in range(50):
+            steps = np.stack([grads[k][free] for k in grads]) @ inverse.T
+            moving = {}
+            for k, step in zip(grads, steps, strict=True):
+                thetas[k][free] += step
+                if float(np.max(np.abs(step))) >= 1e-4:
+                    moving[k] = (self.gradient(thetas[k], pts[k]) if round_ < 49
+                                 else grads[k])
+            grads = moving
+            if not grads:
+                break
+        for k in grads:
+            thetas[k] = self.newton(thetas[k], pts[k])
+        return thetas
 
 
 def _sigmoid(x: _Array) -> _Array:
@@ -222,16 +232,36 @@ def _bootstrap(problem: _Problem, theta_hat: _Array, results: tuple[_Array, _Arr
     rest = draws + losses
     p_draw = np.divide(draws, rest, out=np.zeros_like(cnt), where=rest > 0)
     pairs = list(zip(problem.i.tolist(), problem.j.tolist(), strict=True))
-    found = []
+    games = cnt.astype(np.int64)
+    # Only the pairs that drew may draw again: NumPy's binomial draws no number when
+    # its chance or its count is 0, so leaving the others out keeps the stream.
+    drawing = np.flatnonzero(p_draw > 0)
+    found: list[_Array] = []
+    kept: list[_Array] = []
     for _ in range(resamples):
-        w = rng.binomial(cnt.astype(np.int64), p_win).astype(np.float64)
-        d = rng.binomial((cnt - w).astype(np.int64), p_draw).astype(np.float64)
+        w = rng.binomial(games, p_win)
+        d = np.zeros(len(w))
+        d[drawing] = rng.binomial(games[drawing] - w[drawing], p_draw[drawing])
         pts = w + 0.5 * d
         if problem.prior == 0.0 and not mle_exists(problem.n, pairs, pts.tolist(),
                                                     cnt.tolist()):
             continue
-        found.append(problem.refit(theta_hat, inverse, pts, fitted))
-    return found
+        kept.append(pts)
+        if len(kept) == _BATCH:
+            found += _refit(problem, theta_hat, inverse, kept, fitted)
+            kept = []
+    return found + _refit(problem, theta_hat, inverse, kept, fitted)
+
+
+#: Resamples refitted together.
+_BATCH = 50
+
+
+def _refit(problem: _Problem, theta_hat: _Array, inverse: _Array, kept: list[_Array],
+           fitted: _Array) -> list[_Array]:
+    if not kept:
+        return []
+    return problem.refit(theta_hat, inverse, kept, fitted)
 
 
 def _percentile(values: _Array, q: float) -> float:
@@ -247,17 +277,33 @@ def _pair_tables(
     """The likelihood of superiority of every ordered pair (0.5 for pairs that never
     met, as in :func:`referee.ratings.rate`), and the crosstable of the pairs that met."""
     names = counts.names
+    # Few pairs differ in their counts: each distinct record is made, and its LOS
+    # computed, once.
+    records: dict[tuple[int, int, int], PairRecord] = {}
+    chances: dict[tuple[int, int], float] = {}
     met: dict[str, dict[str, PairRecord]] = {name: {} for name in names}
     for i, j, w, d, lost in zip(counts.first, counts.second, counts.wins, counts.draws,
                                 counts.losses, strict=True):
         if w + d + lost:
-            met[names[i]][names[j]] = PairRecord(w, d, lost)
-            met[names[j]][names[i]] = PairRecord(lost, d, w)
+            met[names[i]][names[j]] = _record(records, w, d, lost)
+            met[names[j]][names[i]] = _record(records, lost, d, w)
     los: dict[str, MappingProxyType[str, float]] = {}
     for a in names:
         row = dict.fromkeys((b for b in names if b != a), 0.5)
         for b, record in met[a].items():
-            row[b] = likelihood_of_superiority(record.wins, record.losses)
+            key = (record.wins, record.losses)
+            chance = chances.get(key)
+            if chance is None:
+                chance = chances[key] = likelihood_of_superiority(*key)
+            row[b] = chance
         los[a] = MappingProxyType(row)
     return los, {a: MappingProxyType(row) for a, row in met.items()}
 
+
+def _record(records: dict[tuple[int, int, int], PairRecord], wins: int, draws: int,
+            losses: int) -> PairRecord:
+    key = (wins, draws, losses)
+    record = records.get(key)
+    if record is None:
+        record = records[key] = PairRecord(wins, draws, losses)
+    return record
