@@ -8,6 +8,7 @@ command's modules, trio and rich are loaded once the arguments are known to be g
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,6 +25,10 @@ USER_ERRORS: tuple[type[Exception], ...] = (UserError,)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # The rating fits' matrices (a thousand bots: 1,000 by 1,000) are too small for
+    # OpenBLAS's threads, which spin for work: on a loaded machine they multiply the
+    # CPU of a solve by seven. Set before NumPy loads (it loads with the fits).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     bot_words = None

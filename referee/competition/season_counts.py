@@ -5,16 +5,19 @@ needs (:func:`referee.ratings.rate_pair_counts`)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+import numpy as np
 
 from referee.competition.aggregates import Season, SeasonError
 from referee.core import TimeSummary
 from referee.league import explain
-from referee.ratings import PairCounts
+from referee.ratings import PairCounts, PairGames
 
-__all__ = ["season_forfeits", "season_pair_counts", "season_time_use"]
+__all__ = ["season_forfeits", "season_last_games", "season_pair_counts", "season_pair_games",
+           "season_recent_games", "season_time_use"]
 
 T = TypeVar("T")
 
@@ -26,8 +29,7 @@ def season_pair_counts(path: Path) -> PairCounts | None:
     pair by pair). Opens the database read-only; raises
     :class:`~referee.competition.SeasonError` (one line) when it cannot be read."""
     def read(db: sqlite3.Connection) -> PairCounts | None:
-        if db.execute("SELECT 1 FROM games WHERE game_id LIKE '%series%/game%'"
-                      " LIMIT 1").fetchone():
+        if _has_series(db):
             return None
         bots = sorted(db.execute("SELECT bot, games FROM season_bots WHERE games > 0"))
         index = {bot: k for k, (bot, _) in enumerate(bots)}
@@ -40,6 +42,87 @@ def season_pair_counts(path: Path) -> PairCounts | None:
                           tuple(r[4] for r in rows))
 
     return _current(path, read)
+
+
+def season_pair_games(path: Path) -> PairGames | None:
+    """Every pair of seats of every stored game, from the season's rows of each bot's
+    games (``season_bot_games``), each numbered by its game's place in the order the
+    games were stored (1 the first): a prefix of the games is the pairs up to its
+    length. None as for :func:`season_pair_counts`."""
+    def read(db: sqlite3.Connection) -> PairGames | None:
+        if _has_series(db):
+            return None
+        names = sorted(bot for (bot,) in db.execute("SELECT bot FROM season_bots"
+                                                    " WHERE games > 0"))
+        index = {bot: k for k, bot in enumerate(names)}
+        numbers = np.array([n for (n,) in db.execute("SELECT rowid FROM games ORDER BY rowid")],
+                           dtype=np.int64)
+        cursor = db.execute("SELECT game, bot, place FROM season_bot_games")
+        chunks: list[tuple[np.ndarray, ...]] = []
+        while rows := cursor.fetchmany(100_000):  # a million games' rows, not their tuples
+            chunks.append((np.array([r[0] for r in rows], dtype=np.int64),
+                           np.array([index[r[1]] for r in rows], dtype=np.intp),
+                           np.array([r[2] for r in rows], dtype=np.int64)))
+        if not chunks:
+            return _no_pairs(names)
+        game, bot, place = (np.concatenate(c) for c in zip(*chunks, strict=True))
+        order = np.argsort(game, kind="stable")
+        game, bot, place = game[order], bot[order], place[order]
+        starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
+        sizes = np.diff(np.r_[starts, len(game)])
+        parts: list[tuple[np.ndarray, ...]] = []
+        for size in np.unique(sizes).tolist():
+            first_row = starts[sizes == size]
+            for u in range(size):
+                for v in range(u + 1, size):
+                    a, b = bot[first_row + u], bot[first_row + v]
+                    pa, pb = place[first_row + u], place[first_row + v]
+                    won = np.where(pa < pb, 1.0, np.where(pa == pb, 0.5, 0.0))
+                    swap = a > b
+                    parts.append((game[first_row], np.where(swap, b, a), np.where(swap, a, b),
+                                  np.where(swap, 1.0 - won, won)))
+        if not parts:
+            return _no_pairs(names)
+        number, first, second, points = (np.concatenate(p) for p in zip(*parts, strict=True))
+        order = np.argsort(number, kind="stable")
+        return PairGames(tuple(names), np.searchsorted(numbers, number[order]) + 1,
+                         first[order], second[order], points[order])
+
+    return _current(path, read)
+
+
+def _no_pairs(names: list[str]) -> PairGames:
+    return PairGames(tuple(names), np.zeros(0, np.int64), np.zeros(0, np.intp),
+                     np.zeros(0, np.intp), np.zeros(0))
+
+
+def season_last_games(path: Path, bots: Sequence[str], limit: int
+                      ) -> dict[str, tuple[int, list[int]]] | None:
+    """Each of ``bots``' games (how many) and the numbers (``games.rowid``) of its last
+    ``limit`` games, the last first, by the index of the season's rows of each bot's
+    games; None as for :func:`season_pair_counts`."""
+    def read(db: sqlite3.Connection) -> dict[str, tuple[int, list[int]]]:
+        played = dict(db.execute("SELECT bot, games FROM season_bots"))
+        return {bot: (int(played.get(bot, 0)), [n for (n,) in db.execute(
+            "SELECT game FROM season_bot_games WHERE bot = ? ORDER BY game DESC LIMIT ?",
+            (bot, limit))]) for bot in bots}
+
+    return _current(path, read)
+
+
+def season_recent_games(path: Path, limit: int) -> list[int] | None:
+    """The numbers (``games.rowid``) of the last ``limit`` games stored, the last
+    first; None as for :func:`season_pair_counts`."""
+    def read(db: sqlite3.Connection) -> list[int]:
+        return [n for (n,) in db.execute("SELECT rowid FROM games ORDER BY rowid DESC"
+                                         " LIMIT ?", (limit,))]
+
+    return _current(path, read)
+
+
+def _has_series(db: sqlite3.Connection) -> bool:
+    return db.execute("SELECT 1 FROM games WHERE game_id LIKE '%series%/game%'"
+                      " LIMIT 1").fetchone() is not None
 
 
 def season_time_use(path: Path) -> dict[str, TimeSummary] | None:

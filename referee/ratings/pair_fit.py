@@ -18,6 +18,7 @@ from the point estimate by Newton steps with the point estimate's Hessian
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from types import MappingProxyType
 
 import attrs
@@ -32,7 +33,7 @@ from referee.ratings.elo import (
 )
 from referee.ratings.leaderboard import BotRating, PairRecord, RatingReport
 
-__all__ = ["PairCounts", "rate_pair_counts"]
+__all__ = ["PairCounts", "PairGames", "pair_history", "rate_pair_counts"]
 
 _Array = npt.NDArray[np.float64]
 
@@ -50,6 +51,19 @@ class PairCounts:
     wins: tuple[int, ...]
     draws: tuple[int, ...]
     losses: tuple[int, ...]
+
+
+@attrs.frozen
+class PairGames:
+    """The pairs of seats of a league's games: for each pair (in the order of its
+    game's number, ``game``), its bots (``first < second``, indices into ``names``)
+    and the first's points against the second (1 a win, 0.5 a draw, 0 a loss)."""
+
+    names: tuple[str, ...]
+    game: npt.NDArray[np.int64]
+    first: npt.NDArray[np.intp]
+    second: npt.NDArray[np.intp]
+    points: _Array
 
 
 @attrs.frozen
@@ -168,6 +182,39 @@ def _anchored(theta: _Array, anchor: int | None, anchor_elo: float) -> _Array:
     elos = theta * ELO_PER_NAT
     ref = elos[anchor] if anchor is not None else float(np.mean(elos))
     return elos - ref + anchor_elo
+
+
+def pair_history(pairs: PairGames, cuts: Sequence[int], prior: float = 1.0
+                 ) -> dict[str, list[float | None]]:
+    """The Elo (mean 1500) of every bot in the fit of each prefix of the games, a
+    prefix's games those numbered up to its cut (``cuts`` ascending): what
+    :func:`referee.ratings.rate` gives with the Bradley-Terry model and no resamples,
+    ``None`` before a bot's first game. Each prefix's fit starts from the last one's."""
+    names = pairs.names
+    n = len(names)
+    history: dict[str, list[float | None]] = {name: [] for name in names}
+    key = pairs.first * n + pairs.second
+    cnt = np.zeros(n * n)
+    pts = np.zeros(n * n)
+    theta = np.zeros(n)
+    start = 0
+    for end in np.searchsorted(pairs.game, np.asarray(cuts), side="right").tolist():
+        cnt += np.bincount(key[start:end], minlength=n * n)
+        pts += np.bincount(key[start:end], pairs.points[start:end], n * n)
+        start = end
+        met = np.flatnonzero(cnt)
+        i, j = np.divmod(met, n)
+        present = np.flatnonzero(np.bincount(i, minlength=n) + np.bincount(j, minlength=n))
+        index = np.full(n, -1)
+        index[present] = np.arange(len(present))
+        problem = _Problem(len(present), index[i], index[j], cnt[met], prior)
+        if len(present):
+            theta[present] = problem.newton(theta[present], pts[met])
+            elos = _anchored(theta[present], None, 1500.0)
+        seen = dict(zip(present.tolist(), elos.tolist() if len(present) else [], strict=True))
+        for k, name in enumerate(names):
+            history[name].append(seen.get(k))
+    return history
 
 
 def rate_pair_counts(
