@@ -181,10 +181,11 @@ def bots_folder(target: Path) -> Path:
     return target.with_name(f"{target.stem}-bots")
 
 
-def write_report(db: Path, target: Path, points: int = 20, title: str | None = None
-                 ) -> ReportData:
-    """Write the report to ``target`` and a page per bot beside it (:func:`bots_folder`)."""
-    data = load_report(db, points)
+def write_report(db: Path, target: Path, points: int = 20, title: str | None = None,
+                 data: ReportData | None = None) -> ReportData:
+    """Write the report to ``target`` and a page per bot beside it (:func:`bots_folder`),
+    of ``data`` when given (read from ``db`` by :func:`load_report`, else now)."""
+    data = load_report(db, points) if data is None else data
     folder = bots_folder(target)
     bots = [] if data.ratings is None else list(data.ratings.names)
     pages = page_links(bots, folder.name)

@@ -71,6 +71,15 @@ class ReportData:
             return self.season.void_plays
         return sum(len(g.infra) for g in (*self.games, *self.voided))
 
+    def listed(self) -> list[GameRecord]:
+        """Every game a page of the report lists (the report's, and the bots' pages')."""
+        if self.season is None:
+            return [*self.games, *self.voided]
+        seen = {g.game_id: g for g in (*self.games, *self.voided)}
+        for _, games in self.season.bot_games.values():
+            seen.update((g.game_id, g) for g in games)
+        return list(seen.values())
+
     def games_of(self, bot: str) -> tuple[int, list[GameRecord]]:
         """``bot``'s games (how many) and those its page lists."""
         if self.season is not None:
