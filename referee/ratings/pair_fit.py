@@ -33,7 +33,7 @@ from referee.ratings.elo import (
 )
 from referee.ratings.leaderboard import BotRating, PairRecord, RatingReport
 
-__all__ = ["PairCounts", "PairGames", "pair_history", "rate_pair_counts"]
+__all__ = ["PairCounts", "PairGames", "pair_elos", "pair_history", "rate_pair_counts"]
 
 _Array = npt.NDArray[np.float64]
 
@@ -182,6 +182,21 @@ def _anchored(theta: _Array, anchor: int | None, anchor_elo: float) -> _Array:
     elos = theta * ELO_PER_NAT
     ref = elos[anchor] if anchor is not None else float(np.mean(elos))
     return elos - ref + anchor_elo
+
+
+def pair_elos(counts: PairCounts, prior: float = 1.0) -> dict[str, float]:
+    """Every bot's Elo (mean 1500) in the fit of ``counts``, without the resamples and
+    the pair tables of :func:`rate_pair_counts`: the point estimates alone."""
+    n = len(counts.names)
+    if not n:
+        return {}
+    check_fit_args(list(counts.names), None, prior)
+    wins, draws, losses = (np.array(c, dtype=np.float64)
+                           for c in (counts.wins, counts.draws, counts.losses))
+    problem = _Problem(n, np.array(counts.first, dtype=np.intp),
+                       np.array(counts.second, dtype=np.intp), wins + draws + losses, prior)
+    theta = problem.newton(np.zeros(n), wins + 0.5 * draws)
+    return dict(zip(counts.names, _anchored(theta, None, 1500.0).tolist(), strict=True))
 
 
 def pair_history(pairs: PairGames, cuts: Sequence[int], prior: float = 1.0
