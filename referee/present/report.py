@@ -201,7 +201,10 @@ def write_report(db: Path, target: Path, points: int = 20, title: str | None = N
                              SUMMARY=header_lines(data.stored, str(db), data.rules,
                                                   data.time, data.dates, len(data.voided)),
                              BODY=body)
-        write_atomically(folder / page_name(bot), page, what="report", make_parents=True)
+        # A thousand bots: a thousand pages, each made again by the next run; the
+        # report itself is synced.
+        write_atomically(folder / page_name(bot), page, what="report", make_parents=True,
+                         sync=False)
     return data
 
 

@@ -36,8 +36,9 @@ __all__ = ["BOT_GAMES", "LISTED_GAMES", "history_sizes", "read_season", "with_fa
 
 #: The games the report of a season lists: the last ones stored.
 LISTED_GAMES: Final = 1000
-#: The games a bot's page of a season lists: its last ones.
-BOT_GAMES: Final = 100
+#: The games a bot's page of a season lists: its last ones (a thousand bots: 25,000
+#: games read).
+BOT_GAMES: Final = 25
 
 
 def history_sizes(games: int, points: int) -> list[int]:
