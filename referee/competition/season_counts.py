@@ -55,17 +55,20 @@ def season_pair_games(path: Path) -> PairGames | None:
         names = sorted(bot for (bot,) in db.execute("SELECT bot FROM season_bots"
                                                     " WHERE games > 0"))
         index = {bot: k for k, bot in enumerate(names)}
-        numbers = np.array([n for (n,) in db.execute("SELECT rowid FROM games ORDER BY rowid")],
-                           dtype=np.int64)
-        cursor = db.execute("SELECT game, bot, place FROM season_bot_games")
-        chunks: list[tuple[np.ndarray, ...]] = []
-        while rows := cursor.fetchmany(100_000):  # a million games' rows, not their tuples
-            chunks.append((np.array([r[0] for r in rows], dtype=np.int64),
-                           np.array([index[r[1]] for r in rows], dtype=np.intp),
-                           np.array([r[2] for r in rows], dtype=np.int64)))
-        if not chunks:
+        # Each bot's games and places as two strings of numbers, read by NumPy: a
+        # million games' rows are never Python objects.
+        numbers = np.sort(_numbers(db.execute("SELECT group_concat(rowid) FROM games"
+                                              ).fetchone()[0]))
+        columns: list[tuple[np.ndarray, ...]] = []
+        for name, games, places in db.execute(
+                "SELECT bot, group_concat(game), group_concat(place) FROM season_bot_games"
+                " GROUP BY bot"):
+            game = _numbers(games)
+            columns.append((game, np.full(len(game), index[name], dtype=np.intp),
+                            _numbers(places)))
+        if not columns:
             return _no_pairs(names)
-        game, bot, place = (np.concatenate(c) for c in zip(*chunks, strict=True))
+        game, bot, place = (np.concatenate(c) for c in zip(*columns, strict=True))
         order = np.argsort(game, kind="stable")
         game, bot, place = game[order], bot[order], place[order]
         starts = np.flatnonzero(np.r_[True, game[1:] != game[:-1]])
@@ -89,6 +92,11 @@ def season_pair_games(path: Path) -> PairGames | None:
                          first[order], second[order], points[order])
 
     return _current(path, read)
+
+
+def _numbers(text: str | None) -> np.ndarray:
+    """The integers of SQLite's ``group_concat`` (commas between them)."""
+    return np.fromstring(text or "", dtype=np.int64, sep=",")
 
 
 def _no_pairs(names: list[str]) -> PairGames:

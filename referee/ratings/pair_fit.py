@@ -111,9 +111,10 @@ class _Problem:
         hess[np.arange(self.n), np.arange(self.n)] = diag
         return hess
 
-    def newton(self, theta: _Array, pts: _Array) -> _Array:
+    def newton(self, theta: _Array, pts: _Array, stop: float = 1e-10) -> _Array:
         """The maximum by damped Newton steps (the iteration of
-        :func:`referee.ratings.newton.maximize`, its stopping rules included)."""
+        :func:`referee.ratings.newton.maximize`, its stopping rules included: the
+        last step below ``stop``)."""
         theta = theta.copy()
         free = self.free()
         value = self.objective(theta, pts)
@@ -127,7 +128,7 @@ class _Problem:
             biggest = float(np.max(np.abs(step)))
             if biggest < 1e-6:
                 theta[free] += step
-                if biggest < 1e-10:
+                if biggest < stop:
                     break
                 value = self.objective(theta, pts)
                 continue
@@ -224,7 +225,9 @@ def pair_history(pairs: PairGames, cuts: Sequence[int], prior: float = 1.0
         index[present] = np.arange(len(present))
         problem = _Problem(len(present), index[i], index[j], cnt[met], prior)
         if len(present):
-            theta[present] = problem.newton(theta[present], pts[met])
+            # A step below 1e-6 near the maximum leaves an error of its square: the
+            # one more solve of the 1e-10 rule would not move a point of the chart.
+            theta[present] = problem.newton(theta[present], pts[met], stop=1e-6)
             elos = _anchored(theta[present], None, 1500.0)
         seen = dict(zip(present.tolist(), elos.tolist() if len(present) else [], strict=True))
         for k, name in enumerate(names):
