@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
+from referee.competition import Season
 from referee.core import ReplayError, write_atomically
 from referee.league import GameRecord, ResultStore, rated_games, stored_series
 from referee.present.bot_pages import bot_page_body, page_links, page_name
 from referee.present.league_facts import header_lines
 from referee.present.render import fill_template, render_replay
 from referee.present.report_charts import elo_chart, history_chart
-from referee.present.report_data import ReportData
-from referee.present.report_season import history_sizes, read_season, with_faults
+from referee.present.report_data import ReportData, history_sizes, with_faults
 from referee.present.report_tables import (
     crosstable,
     forfeit_table,
@@ -75,6 +75,12 @@ def load_report(db: Path, points: int = 20) -> ReportData:
     else every game."""
     if points < 1:
         raise ValueError("points must be at least 1")
+    with Season(db, readonly=True) as kept:
+        aggregates = kept.has_tables()
+    if not aggregates:  # a league's database: NumPy and the season's readers stay unloaded
+        return read_games(db, points)
+    from referee.present.report_season import read_season
+
     season = read_season(db, points)
     return read_games(db, points) if season is None else season
 

@@ -3,16 +3,16 @@ game by game, :mod:`.report_season` a season from its aggregates)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
-from referee.core import SeriesResult, TimeSummary, TimeUse
+from referee.core import InfraEvent, SeriesResult, TimeSummary, TimeUse
 from referee.league import GameRecord
 from referee.ratings import RatingReport
 
-__all__ = ["ReportData", "SeasonFigures"]
+__all__ = ["ReportData", "SeasonFigures", "history_sizes", "with_faults"]
 
 
 @attrs.frozen
@@ -87,3 +87,16 @@ class ReportData:
             return played, list(listed)
         own = [g for g in self.games if any(s.bot == bot for s in g.seats)]
         return len(own), own
+
+
+def history_sizes(games: int, points: int) -> list[int]:
+    """The lengths of the growing prefixes the rating over the games is refitted on:
+    ``points`` of them evenly spread, the last all the games."""
+    return sorted({max(1, round(i * games / points)) for i in range(1, points + 1)}) \
+        if games else []
+
+
+def with_faults(game: GameRecord, events: Sequence[InfraEvent]) -> GameRecord:
+    """``game`` with the infrastructure faults that voided its earlier plays."""
+    infra = tuple(e for e in events if e.game_id == game.game_id)
+    return attrs.evolve(game, infra=infra) if infra else game

@@ -13,7 +13,6 @@ voided games and the infrastructure faults (few: one a voided play).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -27,31 +26,17 @@ from referee.competition import (
     season_recent_games,
     season_time_use,
 )
-from referee.core import InfraEvent
-from referee.league import GameRecord, ResultStore
-from referee.present.report_data import ReportData, SeasonFigures
+from referee.league import ResultStore
+from referee.present.report_data import ReportData, SeasonFigures, history_sizes, with_faults
 from referee.ratings import model_named, pair_history, rate_pair_counts
 
-__all__ = ["BOT_GAMES", "LISTED_GAMES", "history_sizes", "read_season", "with_faults"]
+__all__ = ["BOT_GAMES", "LISTED_GAMES", "read_season"]
 
 #: The games the report of a season lists: the last ones stored.
 LISTED_GAMES: Final = 1000
 #: The games a bot's page of a season lists: its last ones (a thousand bots: 25,000
 #: games read).
 BOT_GAMES: Final = 25
-
-
-def history_sizes(games: int, points: int) -> list[int]:
-    """The lengths of the growing prefixes the rating over the games is refitted on:
-    ``points`` of them evenly spread, the last all the games."""
-    return sorted({max(1, round(i * games / points)) for i in range(1, points + 1)}) \
-        if games else []
-
-
-def with_faults(game: GameRecord, events: Sequence[InfraEvent]) -> GameRecord:
-    """``game`` with the infrastructure faults that voided its earlier plays."""
-    infra = tuple(e for e in events if e.game_id == game.game_id)
-    return attrs.evolve(game, infra=infra) if infra else game
 
 
 def read_season(db: Path, points: int) -> ReportData | None:
