@@ -36,11 +36,10 @@ if TYPE_CHECKING:
     from .records import Participant, Submission
     from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
     from .season_counts import (
+        SeasonRows,
         season_forfeits,
-        season_last_games,
         season_pair_counts,
-        season_pair_games,
-        season_recent_games,
+        season_rows,
         season_time_use,
     )
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable

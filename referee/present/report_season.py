@@ -18,14 +18,7 @@ from typing import Final
 
 import attrs
 
-from referee.competition import (
-    season_forfeits,
-    season_last_games,
-    season_pair_counts,
-    season_pair_games,
-    season_recent_games,
-    season_time_use,
-)
+from referee.competition import season_rows
 from referee.league import ResultStore
 from referee.present.report_data import ReportData, SeasonFigures, history_sizes, with_faults
 from referee.ratings import model_named, pair_history, rate_pair_counts
@@ -46,30 +39,26 @@ def read_season(db: Path, points: int) -> ReportData | None:
     with ResultStore(db, readonly=True) as store:
         if model_named(store.meta("rating_model")) == "plackett-luce":
             return None
-    counts = season_pair_counts(db)
-    pairs = season_pair_games(db) if counts is not None else None
-    forfeits, times = season_forfeits(db), season_time_use(db)
-    if counts is None or pairs is None or forfeits is None:
+    rows = season_rows(db, BOT_GAMES, LISTED_GAMES)
+    if rows is None:
         return None
+    counts = rows.counts
     with ResultStore(db, readonly=True) as store:
-        stored = store.game_count()
         events = store.infra_events()
-        voided = tuple(store.voided_games())
-        last = season_last_games(db, counts.names, BOT_GAMES) or {}
-        recent = sorted(season_recent_games(db, LISTED_GAMES) or [])
-        wanted = sorted({n for _, listed in last.values() for n in listed} | set(recent))
-        by_number = dict(zip(wanted, store.games_numbered(wanted), strict=True))
-        listed = [by_number[n] for n in recent]
-        void_plays = sum(1 for e in events if store.has_game(e.game_id))
-        figures = SeasonFigures(stored, void_plays, {
-            bot: (played, tuple(with_faults(by_number[n], events) for n in games
-                                if n in by_number))
-            for bot, (played, games) in last.items()})
+        wanted = sorted({n for _, games in rows.last_games.values() for n in games}
+                        | set(rows.recent))
+        by_number = {n: with_faults(game, events) for n, game
+                     in zip(wanted, store.games_numbered(wanted), strict=True)}
+        figures = SeasonFigures(
+            rows.stored, sum(1 for e in events if store.has_game(e.game_id)),
+            {bot: (played, tuple(by_number[n] for n in games))
+             for bot, (played, games) in rows.last_games.items()})
         data = ReportData(
-            db, tuple(with_faults(g, events) for g in listed),
+            db, tuple(by_number[n] for n in sorted(rows.recent)),
             rate_pair_counts(counts, resamples=200, seed=0) if counts.names else None,
-            (), {}, forfeits, store.time_use() if times is None else times,
+            (), {}, rows.forfeits, store.time_use() if rows.times is None else rows.times,
             frozenset(store.retired()), (), store.meta("rules"), store.meta("time"),
-            store.game_dates(), voided, figures, "the pairs' counts")
-    sizes = history_sizes(stored, points)
-    return attrs.evolve(data, history_games=tuple(sizes), history=pair_history(pairs, sizes))
+            store.game_dates(), tuple(store.voided_games()), figures, "the pairs' counts")
+    sizes = history_sizes(rows.stored, points)
+    return attrs.evolve(data, history_games=tuple(sizes),
+                        history=pair_history(rows.pairs, sizes))
