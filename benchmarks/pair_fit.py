@@ -7,8 +7,9 @@ This draws a season's counts (``--bots`` bots, each pair met with chance ``--den
 Poisson(``--games``) games a pair, results from true strengths, few draws), then times
 ``rate_pair_counts`` on them in a process of each tree, alternating (anchor, this,
 this, anchor, ...), ``--rounds`` times each: CPU and wall seconds, their medians, the load
-average, and that both gave the same Elo and intervals (to 10^-6). OpenBLAS runs on one
-thread in both, as the command line runs it.
+average, and that both gave the same Elo and intervals (to 10^-6). OpenBLAS runs on
+``--threads`` threads in both (default 1, as the command line runs it; 0: OpenBLAS's
+own default, a thread a CPU).
 
 Run from the repository root: ``python benchmarks/pair_fit.py [--anchor main]``. Last
 line: ``pair fit N bots P pairs: anchor A s; this B s (CPU, medians)``.
@@ -75,7 +76,10 @@ def timed(tree: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--bots",
                str(args.bots), "--density", str(args.density), "--games", str(args.games),
                "--seed", str(args.seed)]
-    env = {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    if args.threads:
+        env["OPENBLAS_NUM_THREADS"] = str(args.threads)
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -93,6 +97,8 @@ def main() -> None:
     parser.add_argument("--games", type=float, default=3.2, help="games a pair, mean")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each tree")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="OpenBLAS threads (0: its default)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:

@@ -144,34 +144,24 @@ class _Problem:
             theta, value = cand, cand_value
         return theta
 
-    def refit(self, start: _Array, inverse: _Array, pts: list[_Array], fitted: _Array
-              ) -> list[_Array]:
-        """The maxima for each of the resampled points ``pts``, from the point estimate
-        ``start`` of the points ``fitted`` (there the gradient is 0 for ``fitted``, so
-        for ``pts`` it is that of their difference, without a sigmoid): Newton steps
-        with the point estimate's inverse Hessian until a step is below 1e-4 (0.04
-        Elo), then full Newton steps if those have not got there after 50. The
-        resamples step together, their gradients one matrix, so that a step of them
-        all reads the inverse once."""
+    def refit(self, start: _Array, inverse: _Array, pts: _Array, fitted: _Array) -> _Array:
+        """The maximum for resampled points ``pts``, from the point estimate ``start`` of
+        the points ``fitted`` (there the gradient is 0 for ``fitted``, so for ``pts`` it is
+        that of their difference, without a sigmoid): Newton
+        steps with the point estimate's inverse Hessian until a step is below 1e-4 (0.04
+        Elo), then full Newton steps if those have not got there after 50."""
+        theta = start.copy()
         free = self.free()
-        thetas = [start.copy() for _ in pts]
-        grads = {k: (np.bincount(self.i, one - fitted, self.n).astype(np.float64)
-                     - np.bincount(self.j, one - fitted, self.n))
-                 for k, one in enumerate(pts)}
-        for round_ in range(50):
-            steps = np.stack([grads[k][free] for k in grads]) @ inverse.T
-            moving = {}
-            for k, step in zip(grads, steps, strict=True):
-                thetas[k][free] += step
-                if float(np.max(np.abs(step))) >= 1e-4:
-                    moving[k] = (self.gradient(thetas[k], pts[k]) if round_ < 49
-                                 else grads[k])
-            grads = moving
-            if not grads:
-                break
-        for k in grads:
-            thetas[k] = self.newton(thetas[k], pts[k])
-        return thetas
+        change = pts - fitted
+        grad: _Array = (np.bincount(self.i, change, self.n).astype(np.float64)
+                        - np.bincount(self.j, change, self.n))
+        for _ in range(50):
+            step = inverse @ grad[free]
+            theta[free] += step
+            if float(np.max(np.abs(step))) < 1e-4:
+                return theta
+            grad = self.gradient(theta, pts)
+        return self.newton(theta, pts)
 
 
 def _sigmoid(x: _Array) -> _Array:
@@ -301,8 +291,7 @@ def _bootstrap(problem: _Problem, theta_hat: _Array, results: tuple[_Array, _Arr
     # Only the pairs that drew may draw again: NumPy's binomial draws no number when
     # its chance or its count is 0, so leaving the others out keeps the stream.
     drawing = np.flatnonzero(p_draw > 0)
-    found: list[_Array] = []
-    kept: list[_Array] = []
+    found = []
     for _ in range(resamples):
         w = rng.binomial(games, p_win)
         d = np.zeros(len(w))
@@ -311,22 +300,8 @@ def _bootstrap(problem: _Problem, theta_hat: _Array, results: tuple[_Array, _Arr
         if problem.prior == 0.0 and not mle_exists(problem.n, pairs, pts.tolist(),
                                                     cnt.tolist()):
             continue
-        kept.append(pts)
-        if len(kept) == _BATCH:
-            found += _refit(problem, theta_hat, inverse, kept, fitted)
-            kept = []
-    return found + _refit(problem, theta_hat, inverse, kept, fitted)
-
-
-#: Resamples refitted together.
-_BATCH = 50
-
-
-def _refit(problem: _Problem, theta_hat: _Array, inverse: _Array, kept: list[_Array],
-           fitted: _Array) -> list[_Array]:
-    if not kept:
-        return []
-    return problem.refit(theta_hat, inverse, kept, fitted)
+        found.append(problem.refit(theta_hat, inverse, pts, fitted))
+    return found
 
 
 def _percentile(values: _Array, q: float) -> float:
