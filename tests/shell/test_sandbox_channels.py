@@ -91,3 +91,10 @@ def test_proc_loadavg_is_frozen() -> None:
     sent, got = pair("loadavg", 60, "sandboxed")
     # The file never changes: every slot reads the same value, all zeros.
     assert got == "0" * BITS, (sent, got)
+
+
+@pytest.mark.slow
+def test_sysinfo_is_fixed() -> None:
+    sent, got = pair("sysinfo", 60, "sandboxed")
+    # The referee answers with the same figures every time: all zeros.
+    assert got == "0" * BITS, (sent, got)
