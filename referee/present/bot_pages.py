@@ -32,6 +32,14 @@ def versions_of(bot: str, bots: Sequence[str]) -> list[str]:
     return [b for b in bots if b.partition(VERSION_MARK)[0] == base]
 
 
+def versions_by_name(bots: Sequence[str]) -> dict[str, list[str]]:
+    """Each bot's versions (:func:`versions_of`), for every bot at once."""
+    groups: dict[str, list[str]] = {}
+    for bot in bots:
+        groups.setdefault(bot.partition(VERSION_MARK)[0], []).append(bot)
+    return {bot: groups[bot.partition(VERSION_MARK)[0]] for bot in bots}
+
+
 def bot_page_body(
     bot: str,
     *,

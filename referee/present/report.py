@@ -17,7 +17,7 @@ from pathlib import Path
 from referee.competition import Season
 from referee.core import ReplayError, write_atomically
 from referee.league import GameRecord, ResultStore, rated_games, stored_series
-from referee.present.bot_pages import bot_page_body, page_links, page_name
+from referee.present.bot_pages import bot_page_body, page_links, page_name, versions_by_name
 from referee.present.league_facts import header_lines
 from referee.present.render import fill_template, render_replay
 from referee.present.report_charts import elo_chart, history_chart
@@ -197,12 +197,13 @@ def write_report(db: Path, target: Path, points: int = 20, title: str | None = N
     pages = page_links(bots, folder.name)
     write_atomically(target, render_report(data, target.parent, title, pages), what="report")
     title = title or f"League report: {db.name}"
+    versions = versions_by_name(bots)
     for bot in bots:
         played, own = data.games_of(bot)
         body = bot_page_body(
             bot, ratings=data.ratings, games=own, forfeits=data.forfeits,
-            times=data.times, retired=data.retired, bots=bots, db=db, out_dir=folder,
-            back=f"../{target.name}", played=played)
+            times=data.times, retired=data.retired, bots=versions[bot], db=db,
+            out_dir=folder, back=f"../{target.name}", played=played)
         page = fill_template("report.html", TITLE=escape(f"{bot}: {title}"),
                              SUMMARY=header_lines(data.stored, str(db), data.rules,
                                                   data.time, data.dates, len(data.voided)),

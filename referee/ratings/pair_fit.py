@@ -18,7 +18,7 @@ from the point estimate by Newton steps with the point estimate's Hessian
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
 import attrs
@@ -311,9 +311,38 @@ def _percentile(values: _Array, q: float) -> float:
     return float(values[lo] + (pos - lo) * (values[hi] - values[lo]))
 
 
+class _LosRow(Mapping[str, float]):
+    """One bot's likelihoods of superiority over every other bot, computed when asked
+    (a thousand bots' rows would be a million entries, of which a report shows few):
+    0.5 against a bot it never met."""
+
+    def __init__(self, name: str, names: tuple[str, ...], known: frozenset[str],
+                 met: Mapping[str, PairRecord], chances: dict[tuple[int, int], float]) -> None:
+        self._name, self._names, self._known = name, names, known
+        self._met, self._chances = met, chances
+
+    def __getitem__(self, other: str) -> float:
+        if other == self._name or other not in self._known:
+            raise KeyError(other)
+        record = self._met.get(other)
+        if record is None:
+            return 0.5
+        key = (record.wins, record.losses)
+        chance = self._chances.get(key)
+        if chance is None:
+            chance = self._chances[key] = likelihood_of_superiority(*key)
+        return chance
+
+    def __iter__(self) -> Iterator[str]:
+        return (b for b in self._names if b != self._name)
+
+    def __len__(self) -> int:
+        return len(self._names) - 1
+
+
 def _pair_tables(
     counts: PairCounts,
-) -> tuple[dict[str, MappingProxyType[str, float]], dict[str, MappingProxyType[str, PairRecord]]]:
+) -> tuple[dict[str, Mapping[str, float]], dict[str, MappingProxyType[str, PairRecord]]]:
     """The likelihood of superiority of every ordered pair (0.5 for pairs that never
     met, as in :func:`referee.ratings.rate`), and the crosstable of the pairs that met."""
     names = counts.names
@@ -327,16 +356,9 @@ def _pair_tables(
         if w + d + lost:
             met[names[i]][names[j]] = _record(records, w, d, lost)
             met[names[j]][names[i]] = _record(records, lost, d, w)
-    los: dict[str, MappingProxyType[str, float]] = {}
-    for a in names:
-        row = dict.fromkeys((b for b in names if b != a), 0.5)
-        for b, record in met[a].items():
-            key = (record.wins, record.losses)
-            chance = chances.get(key)
-            if chance is None:
-                chance = chances[key] = likelihood_of_superiority(*key)
-            row[b] = chance
-        los[a] = MappingProxyType(row)
+    known = frozenset(names)
+    los: dict[str, Mapping[str, float]] = {
+        a: _LosRow(a, names, known, met[a], chances) for a in names}
     return los, {a: MappingProxyType(row) for a, row in met.items()}
 
 
