@@ -20,6 +20,7 @@ of ``referee.ratings`` is there on demand (:func:`full_ratings`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 from collections import Counter
@@ -73,6 +74,10 @@ __all__ = ["LadderSettings", "full_ratings", "run_ladder"]
 #: Where the ladder counts the bots' waits back from (matchmaking's ``idle``): above any
 #: count of tables, below matchmaking's mark of a bot in its placement.
 _WAITED: Final = 1 << 40
+#: Fields of more bots than this are matched in a worker thread: a table among a thousand
+#: bots costs a few milliseconds, which the event loop does not wait for while bots'
+#: clocks run; smaller fields cost well under one and stay on it.
+_IN_LOOP_FIELD: Final = 200
 
 
 @attrs.frozen
@@ -245,7 +250,7 @@ class _Ladder:
                 self.pending[bot] += 1
                 self.changed.add(bot)
 
-    def _choose(self) -> tuple[str, ...] | None:
+    async def _choose(self) -> tuple[str, ...] | None:
         """The bots of the next table (in table order), or None."""
         active = self.control.active
         size = next_size(self.settings.table_sizes, self.sizes, len(active))
@@ -258,8 +263,10 @@ class _Ladder:
             self.entrants.pop(name, None)
         self.changed.clear()
         field = [self.entrants.get(name) or self._entrant(name) for name in self.order]
-        chosen = choose_table(field, size, self.rng,
-                              placement_games=self.settings.placement_games)
+        choose = functools.partial(choose_table, field, size, self.rng,
+                                   placement_games=self.settings.placement_games)
+        chosen = choose() if len(field) <= _IN_LOOP_FIELD else (
+            await trio.to_thread.run_sync(choose))
         return None if chosen is None else tuple(sorted(chosen))
 
     def _entrant(self, name: str) -> Entrant:
@@ -307,7 +314,7 @@ class _Ladder:
             if unit is not None:
                 yield unit
                 continue
-            table = self._choose()
+            table = await self._choose()
             if table is None:
                 await changed.wait()
                 continue
