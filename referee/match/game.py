@@ -142,6 +142,8 @@ class GameReferee:
         self._judged = all(c.cpu is not None for c in self.conns if c is not None)
         others = [tuple(m for j, m in enumerate(meters) if j != seat and m is not None)
                   for seat in range(n)]
+        self._basis = settings.time.time_basis
+        self._starved_cap = settings.starved_cap
         #: Each seat's watch of its waits (one serves them all), where they are judged.
         self._watches = [None if c is None or not self._judged else WaitWatch(c.cpu, others[seat])
                          for seat, c in enumerate(self.conns)]
@@ -279,8 +281,8 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, wait = await conn.request(msg, deadline, basis=self.settings.time.time_basis,
-                                              watch=watch, starved_cap=self.settings.starved_cap)
+            answer, wait = await conn.request(msg, deadline, basis=self._basis, watch=watch,
+                                              starved_cap=self._starved_cap)
             elapsed = wait.charged_ms
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)
