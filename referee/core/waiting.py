@@ -1,6 +1,6 @@
 """One timed wait for a bot's message, as a pure state machine (sans-I/O).
 
-The I/O layer (``referee.shell.timed``) sends a request, then asks the policy what to
+The I/O layer (``referee.shell.waits``) sends a request, then asks the policy what to
 do and does it: wait for the bot's message until a time (:class:`Look`), measuring what
 the policy asks for if none came by then (:class:`Need`), or measure at once, an answer
 being in (:class:`Measure`); and it feeds back what happened (:meth:`WaitPolicy.woke`,
@@ -37,6 +37,7 @@ import enum
 from typing import Final, NamedTuple
 
 import attrs
+from taki_protocol import Answer
 
 from referee.core.clock import CPU_STARVED_CAP, CPU_WALL_CAP, MAX_MS, TimeBasis
 from referee.core.fairness import (
@@ -104,6 +105,9 @@ class Verdict(NamedTuple):
     #: The figures to judge whose fault it was, when it may be the machine's (a wait
     #: that reached its cap); None: the bot's own.
     figures: WaitFigures | None = None
+    #: The bot's answer, in the verdict of a request it answered (the I/O layer's
+    #: ``request()`` sets it); None otherwise.
+    answer: Answer | None = None
 
 
 Step = Look | Measure | Verdict

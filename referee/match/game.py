@@ -281,8 +281,10 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, wait = await conn.request(msg, deadline, basis=self._basis, watch=watch,
-                                              starved_cap=self._starved_cap)
+            wait = await conn.request(msg, deadline, basis=self._basis, watch=watch,
+                                      starved_cap=self._starved_cap)
+            answer = wait.answer
+            assert answer is not None  # request() returns the verdict of an answer
             elapsed = wait.charged_ms
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)

@@ -290,12 +290,12 @@ class BotConnection:
         basis: TimeBasis = TimeBasis.WALL,
         watch: WaitWatch | None = None,
         starved_cap: int = STARVED_WAIT_CAP,
-    ) -> tuple[Answer, Verdict]:
+    ) -> Verdict:
         """Send a request and wait for its answer until the deadline: ``deadline_ms``
         enforces the request's own ``deadline_ms`` (the time the bot was told it has)
-        plus the grace. Returns the answer and the verdict of the wait
-        (``referee.core.waiting``), whose ``charged_ms`` is the time the bot is charged;
-        a wait that ended without an answer raises
+        plus the grace. Returns the verdict of the wait (``referee.core.waiting``),
+        which carries the answer (``answer``, never None here) and the time the bot is
+        charged (``charged_ms``); a wait that ended without an answer raises
         :class:`~referee.core.waiting.WaitTimeout`, with the figures to judge whose
         fault it was when it may be the machine's.
 
@@ -329,7 +329,8 @@ class BotConnection:
             raise WaitTimeout(verdict.detail, verdict.figures)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
-        return reply, verdict
+        return Verdict(verdict.answered, verdict.charged_ms, verdict.detail, verdict.figures,
+                       reply)
 
     async def _refuse_unsolicited(self, what: str) -> None:
         """Raise BotProtocolError when the bot wrote a message before the request that it

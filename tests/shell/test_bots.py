@@ -86,8 +86,8 @@ async def test_healthy_bot_plays_and_exits_on_shutdown() -> None:
     async with open_bot(script(RANDOM_BOT), startup_ms=5000) as conn:
         assert conn.alive and conn.bot_name == "random-bot"
         await start_game(conn)
-        answer, verdict = await conn.request(decide(conn), 1000)
-        assert answer.choice in (0, 1)
+        verdict = await conn.request(decide(conn), 1000)
+        assert verdict.answer is not None and verdict.answer.choice in (0, 1)
         assert verdict.answered and 0 <= verdict.charged_ms < 1000
         process = conn.process
     # shutdown gave the bot the chance to exit by itself
@@ -123,8 +123,8 @@ async def test_late_answer_is_dropped_after_abandon() -> None:
         assert conn.alive
         # The answer to the first request arrives during the second one and is dropped.
         second = decide(conn)
-        answer, verdict = await conn.request(second, 2000)
-        assert answer.id == second.id
+        verdict = await conn.request(second, 2000)
+        assert verdict.answer is not None and verdict.answer.id == second.id
         assert verdict.charged_ms > 150
 
 
