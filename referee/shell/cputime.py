@@ -10,7 +10,10 @@ reparented to init), and how long every thread of the bot waited for a CPU while
 runnable (``/proc/PID/task/TID/schedstat``). A process found at the end of a wait that
 was not there at its start counts with all its CPU time: the bot is never charged less
 than it used. Where the bot has a cgroup of its own with a CPU counter, the cgroup's
-count is used when it is larger.
+count is used when it is larger. A bot started through a wrapper (``bwrap``, its
+containment or sandbox) is counted from the wrapper's one child on, the first process of
+its pid namespace, which holds everything the bot runs and reaps its orphans
+(:class:`CpuMeter`).
 
 The referee's own lateness comes from its thread's wait for a CPU (its ``schedstat``),
 the host's from ``/proc/loadavg`` and ``/proc/pressure/cpu``. Everything degrades to

@@ -19,6 +19,7 @@ from referee.core.faults import BotCrashed, BotProtocolError, BotTimeout
 from referee.core.margins import GOODBYE_MS
 from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import BotConnection, open_bot
+from referee.shell.sandbox import containment
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"
@@ -236,3 +237,17 @@ async def test_crash_detail_keeps_the_stderr_but_tells_the_bots_only_the_exit() 
         "closed its output: the bot exited with status 1; its last stderr lines:\n"
         "Traceback: /secret/path/bot.py"
     )
+
+
+async def test_a_contained_bot_is_read_from_its_namespaces_first_process() -> None:
+    """bwrap runs a contained bot as the child of its own first process: the bot's CPU
+    time is read from that child on, the wrapper's own is not the bot's."""
+    if not containment().contained:
+        pytest.skip("bots cannot be contained here")
+    async with open_bot(script(RANDOM_BOT), startup_ms=10_000) as conn:
+        meter = conn.cpu
+        assert meter is not None and meter.wrapped
+        wrapper = psutil.Process(conn.process.pid)
+        assert [c.pid for c in wrapper.children()] == [meter.root]
+        assert conn.process.pid not in meter.quick().by_pid
+        assert conn.process.pid not in meter.sample().by_pid
