@@ -18,8 +18,12 @@ Three backends, probed once per run (:func:`probe`), the first that works wins:
 Each bot process gets a cgroup of its own (``taki-referee/<pid>-<n>``), joined between
 fork and exec so that everything the bot starts is inside; it is removed once the bot is
 gone, and a referee killed before it could do so leaves it for the next referee's
-start to remove. ``TAKI_REFEREE_LIMITS=prlimit`` forces the fallback (for tests and for hosts where
-a cgroup would be in the way).
+start to remove. With a cgroup backend, a contained or sandboxed bot gets one in the
+hierarchy that counts CPU time (v2's own ``cpu.stat``; v1's ``cpuacct``, where it is
+mounted and writable) even without a limit: the cheap reading of its CPU time is then
+that one counter (:mod:`referee.shell.cpucounter`), which holds everything the bot
+started, reaped, orphaned or not. ``TAKI_REFEREE_LIMITS=prlimit`` forces the fallback
+(for tests and for hosts where a cgroup would be in the way).
 """
 
 from __future__ import annotations
@@ -99,11 +103,20 @@ class LimitBackend:
     name: str
     #: The hierarchies (v1: memory, pids, cpu; v2: the one), for the cgroup backends.
     roots: tuple[Path, ...] = ()
+    #: v1's ``cpuacct`` hierarchy, where the bots' cgroups can be made in it (None:
+    #: v2, whose every cgroup counts CPU time, or no CPU counter).
+    accounting: Path | None = None
 
-    def prepare(self, limits: HardLimits) -> CgroupHandle | None:
+    def counts_cpu(self) -> bool:
+        """Whether a bot's cgroup of this backend can count its CPU time."""
+        return self.name == "cgroup v2" or self.accounting is not None
+
+    def prepare(self, limits: HardLimits, *, account: bool = False) -> CgroupHandle | None:
         """The cgroups of a new bot process with ``limits`` written (cgroup backends),
-        or None (prlimit, or no limit)."""
-        if not limits or self.name == "prlimit":
+        or None (prlimit, or no limit and no ``account``). With ``account``, one of them
+        counts the bot's CPU time where this backend can (:meth:`counts_cpu`)."""
+        account = account and self.counts_cpu()
+        if not (limits or account) or self.name == "prlimit":
             return None
         name = f"{os.getpid()}-{next(_names)}"
         if self.name == "cgroup v2":
@@ -122,6 +135,11 @@ class LimitBackend:
             d = root / PARENT / name
             d.mkdir(parents=True, exist_ok=True)
             dirs.append(d)
+        if account and self.accounting is not None:
+            d = self.accounting / PARENT / name
+            if d.resolve() not in {x.resolve() for x in dirs}:  # cpu,cpuacct: made
+                d.mkdir(parents=True, exist_ok=True)
+                dirs.append(d)
         _write_v1(memory, pids, cpu, name, limits)
         if limits.memory_mb is not None:
             oom_file = memory / PARENT / name / "memory.oom_control"
@@ -220,8 +238,22 @@ def probe(root: Path = CGROUP_ROOT, env: Callable[[str], str | None] = os.enviro
         if all((r / "cgroup.procs").exists() for r in v1) and all(_try_mkdir(r) for r in v1):
             for r in v1:
                 sweep(r / PARENT)
-            return LimitBackend("cgroup v1", v1)
+            accounting = _accounting_v1(root)
+            if accounting is not None:
+                sweep(accounting / PARENT)
+            return LimitBackend("cgroup v1", v1, accounting)
     return LimitBackend("prlimit")
+
+
+def _accounting_v1(root: Path) -> Path | None:
+    """v1's ``cpuacct`` hierarchy, where the bots' cgroups can be made in it (the
+    same directory as ``cpu`` where both are mounted together)."""
+    for name in ("cpuacct", "cpu,cpuacct"):
+        r = root / name
+        if (r / "cpuacct.usage").exists() and _try_mkdir(r):
+            return r
+    cpu = root / "cpu"
+    return cpu if (cpu / "cpuacct.usage").exists() and _try_mkdir(cpu) else None
 
 
 #: A cgroup left behind is removed only after this many seconds (never one that

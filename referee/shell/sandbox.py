@@ -68,6 +68,7 @@ from referee.shell.bot_paths import (
     sdk_dir,
     toolchains,
 )
+from referee.shell.limits import CGROUP_ROOT
 from referee.shell.proc_masks import mask_options
 from referee.shell.process import BotProcess
 from referee.shell.sandbox_user import (
@@ -284,13 +285,19 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
         raise
 
 
+#: Where the cgroup file system is mounted.
+_CGROUP_FS: Final = str(CGROUP_ROOT)
+
+
 def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
     """bwrap's options for a contained bot: its own pid and SysV IPC namespaces, /proc
     and minimal /dev (and so /dev/shm), the host's file system and everything else as
-    the referee has it. No capabilities."""
+    the referee has it, but for the cgroup file system, read-only: the bot can neither
+    leave its cgroups (which count its CPU time and bound its memory and processes) nor
+    change their limits. No capabilities."""
     return ["--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL", "--dev-bind", "/", "/",
-            "--proc", "/proc", "--dev", "/dev", "--seccomp", str(seccomp_fd),
-            "--chdir", cwd]
+            "--ro-bind-try", _CGROUP_FS, _CGROUP_FS, "--proc", "/proc", "--dev", "/dev",
+            "--seccomp", str(seccomp_fd), "--chdir", cwd]
 
 
 def _through_args_fd(bwrap: str, options: Callable[[int], list[str]], argv: Sequence[str],

@@ -177,13 +177,14 @@ async def open_bot_process(
         raise
     wanted = _with_default_pids(command)
     hard = wanted.hard()
-    backend = limit_backend() if hard else None
+    # A contained or sandboxed bot gets a cgroup that counts its CPU time, limits or not.
+    backend = limit_backend() if hard or start.wrapped else None
     limits = rlimits(wanted) + (backend.rlimits(hard) if backend else [])
     cgroup = None
     if backend is not None:
         try:
             backend.check(hard)
-            cgroup = backend.prepare(hard)
+            cgroup = backend.prepare(hard, account=start.wrapped)
         except (LimitError, OSError) as exc:
             start.close()
             raise BotStartError(command.display, f"cannot set its limits: {exc}") from None
