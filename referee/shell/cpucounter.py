@@ -3,7 +3,10 @@ twice: from files kept open and re-read with ``pread`` (no path lookups, no dire
 listings once the bot's processes are known).
 
 Where the bot has a cgroup of its own that counts CPU time, that counter alone: one read
-covers everything the bot started, reaped or not. Else the bot's process tree, each
+covers everything the bot started, reaped or not (the referee makes one for every
+contained or sandboxed bot where it can: ``referee.shell.limits``). It also holds the
+bot's wrapper (``bwrap``), whose processes only wait while the bot runs: between two
+readings they add nothing (their start-up comes before the first). Else the bot's process tree, each
 process once it is found: its CPU clock (all its threads, one system call), its ``stat``
 (the children it reaped, its state and how many threads it has) and its threads'
 ``children`` files (read again when its number of threads changed). A process that is
