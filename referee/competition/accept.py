@@ -143,7 +143,7 @@ class UploadGate:
             await self._let_in(participant)
         except Refused as exc:
             if exc.refusal is Refusal.TOO_MANY:
-                await trio.sleep(self.strike(participant))
+                await trio.sleep(self.strike(participant, trio.current_time()))
             raise
         self._strikes.pop(participant, None)
         try:
@@ -180,14 +180,14 @@ class UploadGate:
             self._receiving[participant] -= 1
             raise
 
-    def strike(self, participant: str) -> float:
-        """Count an upload of ``participant`` refused over a limit; the seconds its
-        refusal waits before it is answered, beyond the server's tarpit: 0 for the first
+    def strike(self, participant: str, now: float) -> float:
+        """Count an upload of ``participant`` refused over a limit at ``now`` (seconds
+        of a monotonic clock); the seconds its refusal waits before it is answered,
+        beyond the server's tarpit: 0 for the first
         in a row, then :data:`STRIKE_WAIT_S` doubling with each one refused in a row (an
         upload let in, or :data:`STRIKE_MEMORY_S` without one refused, starts again),
         up to :data:`MAX_STRIKE_WAIT_S`. A flood of uploads over a limit slows to a few
         requests a second, whatever its number of connections."""
-        now = trio.current_time()
         count, last = self._strikes.get(participant, (0, now))
         count = 0 if now - last > STRIKE_MEMORY_S else count
         self._strikes[participant] = (count + 1, now)
