@@ -9,9 +9,10 @@ upload is the request's body; the token goes in the ``Authorization`` header onl
 A request that gets no answer (the server is down or restarting) or a 5xx is tried
 again after :data:`RETRY_WAITS_S`, but for a 507 (the server's disk is full: it stays
 full until the organizer frees space, so the upload is refused at once with that
-reason, rather than after half a minute of retries). The upload carries an idempotency key, new each time
-``submit`` runs and the same in each retry: a server that stored the upload but stopped
-before answering returns that submission to the retry, rather than making a second one.
+reason, rather than after half a minute of retries). The upload carries an idempotency
+key, new each time ``submit`` runs and the same in each retry: a server that stored the
+upload but stopped before answering returns that submission to the retry, rather than
+making a second one.
 """
 
 from __future__ import annotations

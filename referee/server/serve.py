@@ -39,8 +39,8 @@ from referee.league import ResultStore, StoreError
 from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
 from referee.server.history_link import run_history_link
-from referee.server.middleware import QUEUED_MESSAGES
 from referee.server.ladder_link import run_ladder_link
+from referee.server.middleware import QUEUED_MESSAGES
 from referee.shell import format_address
 
 __all__ = ["serve_competition"]
