@@ -80,7 +80,8 @@ async def measure(bots: dict[str, str], runs: int) -> None:
             failed = [o for o in report.outcomes if not o.passed]
             failures.update(o.name for o in failed)
             for outcome in failed:
-                problems.setdefault(outcome.name, str(outcome.problem))
+                detail = "" if outcome.fault is None else f"; {outcome.fault.public_detail}"
+                problems.setdefault(outcome.name, f"{outcome.problem}{detail}")
             failed_runs += bool(failed)
             total += 1
         runs_text = " ".join(f"{s:.2f}" for s in seconds)
