@@ -13,7 +13,8 @@ system call filter of :mod:`referee.shell.seccomp`, in one of two ways:
   directory of each existing file its command names (within its working directory when
   it has one: a word outside is refused) and any ``binds``, ``/proc`` with the host's
   counters frozen (:mod:`referee.shell.proc_masks`); a private ``/tmp`` of ``tmp_mb``
-  MiB that is new for every process, the
+  MiB and 256 inodes a MiB (:func:`~referee.shell.sandbox_user.tmpfs_mounter`) that is
+  new for every process, the
   only place it can write (the root and ``/dev`` are remounted read-only); and nothing
   else. Its environment is made from nothing (``--clearenv``): ``PATH`` (the
   referee's entries that the bot can see), ``LANG``, ``HOME`` (its ``/tmp``), the SDK's
@@ -70,6 +71,7 @@ from referee.shell.bot_paths import (
 from referee.shell.proc_masks import mask_options
 from referee.shell.process import BotProcess
 from referee.shell.sandbox_user import (
+    RUN,
     SANDBOX_ID,
     TMPFS_BASE,
     make_tmpfs_base,
@@ -78,6 +80,7 @@ from referee.shell.sandbox_user import (
     user_namespace,
 )
 from referee.shell.seccomp import LIBRARY_PACKAGE, SeccompUnavailable, filter_fd
+from referee.shell.sysinfo_notify import SysinfoNotifier, require_notification
 
 __all__ = [
     "CONTAIN_VARIABLE",
@@ -131,6 +134,7 @@ def require_sandbox() -> str:
     bwrap = bwrap_path()
     try:
         os.close(filter_fd())
+        require_notification()
     except SeccompUnavailable as exc:
         raise SandboxError(f"--sandbox needs a system call filter: {exc}") from None
     _disable_userns(bwrap)
@@ -176,6 +180,10 @@ def containment() -> Containment:
         return Containment(False, f"no libseccomp: install the Debian package"
                                   f" {LIBRARY_PACKAGE}")
     os.close(fd)
+    try:
+        require_notification()
+    except SeccompUnavailable as exc:
+        return Containment(False, str(exc))
     true = shutil.which("true") or "/bin/true"
     here = os.getcwd()
     why = _runs(_through_args_fd(bwrap, lambda fd: _contained_options(fd, here), [true],
@@ -215,6 +223,9 @@ class Launch:
     #: What the process must do between fork and exec, last (as root: mount its
     #: sandbox's /tmp and /dev/shm), if anything.
     in_child: Callable[[], None] | None = None
+    #: The filter that hands ``sysinfo`` to the referee, for a bot (not a probe) run
+    #: under bwrap; :meth:`close` closes its sockets.
+    sysinfo: SysinfoNotifier | None = None
 
     @property
     def wrapped(self) -> bool:
@@ -225,6 +236,8 @@ class Launch:
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        if self.sysinfo is not None:
+            self.sysinfo.close()
 
 
 class WrappedBotProcess(BotProcess):
@@ -256,15 +269,19 @@ def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
     allows, else as it is. Raises SandboxError when the sandbox cannot run. Blocking
     (the first call probes the host, a few milliseconds): call it in a thread."""
     if command.sandbox is not None:
-        bwrap = require_sandbox()
-        return _sandboxed(command, bwrap)
-    contained = containment()
-    if not contained.contained:
-        return Launch(command.argv, command.cwd, env)
-    bwrap = contained.bwrap
-    here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
-    return _through_args_fd(bwrap, lambda fd: _contained_options(fd, here),
-                            command.argv, env, sandboxed=False)
+        start = _sandboxed(command, require_sandbox())
+    else:
+        contained = containment()
+        if not contained.contained:  # as it is: no filter at all
+            return Launch(command.argv, command.cwd, env)
+        here = os.path.realpath(command.cwd if command.cwd is not None else os.getcwd())
+        start = _through_args_fd(contained.bwrap, lambda fd: _contained_options(fd, here),
+                                 command.argv, env, sandboxed=False)
+    try:  # its sysinfo answered by the referee (referee.shell.sysinfo_notify)
+        return attrs.evolve(start, sysinfo=SysinfoNotifier())
+    except BaseException:
+        start.close()
+        raise
 
 
 def _contained_options(seccomp_fd: int, cwd: str) -> list[str]:
@@ -365,11 +382,15 @@ def _sandboxed(command: BotCommand, bwrap: str) -> Launch:
              ["--unshare-all", "--unshare-user", *_disable_userns(bwrap)])
     if as_root:
         make_tmpfs_base()
+    # Run by another user, the bot's process mounts its tmpfs over /run (in a mount
+    # namespace of its own): unless bwrap must bind something from there.
+    mounted = as_root or (os.path.isdir(RUN) and not any(
+        inside(os.path.realpath(p), [RUN]) for p in (*system, *extra)))
     return _through_args_fd(
         bwrap, lambda fd: [*users, *_sandbox_options(fd, sandbox, system, extra, here, cwd,
-                                                      env, mounted=as_root)],
+                                                      env, mounted=mounted)],
         [named.get(word, word) for word in argv], env, userns,
-        tmpfs_mounter(sandbox.tmp_mb) if as_root else None)
+        tmpfs_mounter(sandbox.tmp_mb, own_user=not as_root) if mounted else None)
 
 
 def _readable_by_others(paths: Sequence[str]) -> None:

@@ -37,7 +37,7 @@ import subprocess
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["FIRST_ID", "HOST_ROOT_INSIDE", "ID_COUNT", "INODES_PER_MIB", "SANDBOX_ID",
+__all__ = ["FIRST_ID", "HOST_ROOT_INSIDE", "ID_COUNT", "INODES_PER_MIB", "RUN", "SANDBOX_ID",
            "TMPFS_BASE", "make_tmpfs_base", "next_host_id", "tmpfs_mounter",
            "user_namespace"]
 
@@ -107,12 +107,20 @@ def make_tmpfs_base() -> None:
     os.makedirs(TMPFS_BASE, mode=0o755, exist_ok=True)
 
 
-def tmpfs_mounter(size_mb: int) -> Callable[[], None]:
-    """What to call between fork and exec, as root, for a mount namespace of the
-    process's own where :data:`TMPFS_BASE` holds ``tmp`` and ``shm``, each a tmpfs of
-    ``size_mb`` MiB and ``size_mb`` * :data:`INODES_PER_MIB` inodes (bwrap's
-    ``--tmpfs`` bounds only the size: a bot could fill the host's kernel memory with
-    empty files). Everything it needs is looked up here, before the fork."""
+#: Where an unprivileged referee's bot process mounts the folder above
+#: :data:`TMPFS_BASE` (in its own mount namespace: the host's is never touched).
+RUN: Final = "/run"
+
+
+def tmpfs_mounter(size_mb: int, *, own_user: bool = False) -> Callable[[], None]:
+    """What to call between fork and exec for a mount namespace of the process's own
+    where :data:`TMPFS_BASE` holds ``tmp`` and ``shm``, each a tmpfs of ``size_mb`` MiB
+    and ``size_mb`` * :data:`INODES_PER_MIB` inodes (bwrap's ``--tmpfs`` bounds only
+    the size: a bot could fill the host's kernel memory with empty files). As root;
+    or, ``own_user``, as any user: the process first makes a user namespace of its own
+    in which it is root (the referee's user outside), and mounts a tmpfs over
+    :data:`RUN` for the folders (which bwrap then sees, and nothing under the host's
+    /run). Everything it needs is looked up here, before the fork."""
     libc = _libc()
     unshare, mount, get_errno = libc.unshare, libc.mount, ctypes.get_errno
     mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
@@ -121,13 +129,27 @@ def tmpfs_mounter(size_mb: int) -> Callable[[], None]:
     options = f"size={size_mb}m,nr_inodes={size_mb * INODES_PER_MIB},mode=1777".encode()
     flags = _MS_NOSUID | _MS_NODEV
 
+    maps = ((b"/proc/self/setgroups", b"deny"),
+            (b"/proc/self/uid_map", b"0 %d 1" % os.getuid()),
+            (b"/proc/self/gid_map", b"0 %d 1" % os.getgid()))
+
     def check(result: int, what: str) -> None:
         if result != 0:
             raise OSError(get_errno(), what)
 
     def mount_in_child() -> None:
-        check(unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+        check(unshare(_CLONE_NEWNS | (_CLONE_NEWUSER if own_user else 0)), "unshare")
+        for path, line in maps if own_user else ():
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
         check(mount(None, b"/", None, _MS_REC | _MS_SLAVE, None), "mount --make-rslave /")
+        if own_user:
+            check(mount(b"tmpfs", RUN.encode(), b"tmpfs", flags,
+                        b"size=64k,nr_inodes=16,mode=0755"), "mount tmpfs")
+            os.makedirs(base, 0o755)
         check(mount(b"tmpfs", base, b"tmpfs", flags, b"size=64k,nr_inodes=8,mode=0755"),
               "mount tmpfs")
         for name in (b"/tmp", b"/shm"):

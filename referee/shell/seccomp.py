@@ -38,11 +38,14 @@ the sandbox's filter only: contained bots share the host's files anyway):
   ``EOPNOTSUPP``, ``io_uring`` and the kernel's AIO fail with ``ENOSYS`` (runtimes
   fall back to threads), as ``cachestat`` does.
 
-What it does not deny: ``sysinfo`` (glibc answers ``sysconf(_SC_PHYS_PAGES)`` with it
-and uses the answer unchecked, so the JVM and .NET would size their heaps on garbage;
-its count of the host's threads and free memory remains a channel, docs/sandbox.md),
-timing (``clock_gettime``, the CPUs' load), reading shared files (whose first read is
-slower than the next), and every call a program needs to run.
+``sysinfo`` is not denied (glibc answers ``sysconf(_SC_PHYS_PAGES)`` with it and uses
+the answer unchecked, so the JVM and .NET would size their heaps on garbage): a second,
+one-rule filter (:func:`notify_program`) hands it to the referee, which answers with
+fixed figures (:mod:`referee.shell.sysinfo_notify`).
+
+What it does not deny: timing (``clock_gettime``, the CPUs' load), reading shared
+files (whose first read is slower than the next), and every call a program needs to
+run.
 
 The filter is built with Debian's libseccomp (``libseccomp2``, the library that
 systemd, container runtimes and bubblewrap's own tools use), called through
@@ -64,7 +67,8 @@ from typing import Final
 
 import attrs
 
-__all__ = ["LIBRARY_PACKAGE", "SeccompUnavailable", "filter_fd", "filter_program"]
+__all__ = ["LIBRARY_PACKAGE", "SeccompUnavailable", "filter_fd", "filter_program",
+           "notify_program", "syscall_number"]
 
 #: The Debian package of the library.
 LIBRARY_PACKAGE: Final = "libseccomp2"
@@ -132,6 +136,7 @@ TIOCSTI: Final = 0x5412
 # libseccomp's constants (seccomp.h).
 _ACT_ALLOW: Final = 0x7FFF0000
 _ACT_ERRNO: Final = 0x00050000
+_ACT_NOTIFY: Final = 0x7FC00000
 _CMP_MASKED_EQ: Final = 7
 _NO_SUCH_CALL: Final = -1
 _MORE_ARCHES: Final = {"x86_64": ("x86", "x32")}
@@ -273,3 +278,21 @@ def filter_fd(*, sandboxed: bool = True) -> int:
         os.close(fd)
         raise
     return fd
+
+
+@functools.cache
+def notify_program(syscall: str) -> bytes:
+    """A filter that allows everything but ``syscall``, which it hands to a supervisor
+    (``SECCOMP_RET_USER_NOTIF``), on every architecture the machine runs, as a BPF
+    program; raises SeccompUnavailable when libseccomp is missing or cannot build it."""
+    return _build(_library(), [_Rule(syscall, _ACT_NOTIFY)])
+
+
+@functools.cache
+def syscall_number(name: str) -> int:
+    """The number of the system call ``name`` on this machine's own architecture;
+    SeccompUnavailable when libseccomp is missing or does not know it."""
+    number = int(_library().seccomp_syscall_resolve_name(name.encode()))
+    if number < 0:
+        raise SeccompUnavailable(f"libseccomp does not know the system call {name}")
+    return number

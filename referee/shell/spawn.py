@@ -2,8 +2,9 @@
 its guard, then handing it to a :class:`~referee.shell.process.BotProcess` that
 guarantees it is killed and reaped on every way out.
 
-Between ``fork`` and ``exec`` the child tells its guard its group, joins its cgroups and
-sets its ``setrlimit`` limits, in that order: everything the bot forks inherits them
+Between ``fork`` and ``exec`` the child tells its guard its group, joins its cgroups,
+installs the ``sysinfo`` filter (a bot run under bwrap: :mod:`referee.shell.sysinfo_notify`)
+and sets its ``setrlimit`` limits, in that order: everything the bot forks inherits them
 (each process with its own budget for the rlimits, all of them together for a cgroup).
 """
 
@@ -34,6 +35,7 @@ from referee.shell.process import DEFAULT_STDERR_CAP_BYTES, BotProcess
 from referee.shell.sandbox import SANDBOX_PIDS, SandboxError, WrappedBotProcess
 from referee.shell.sandbox import launch as bot_launch
 from referee.shell.services import service_nursery
+from referee.shell.sysinfo_notify import figures_for, serve
 
 __all__ = ["open_bot_process", "rlimits"]
 
@@ -100,9 +102,10 @@ def _make_preexec(
     limits: list[tuple[int, int, int]], guard: GroupGuard | None,
     cgroup: CgroupHandle | None = None, niceness: int | None = None,
     *, no_groups: bool = False, last: Callable[[], None] | None = None,
+    sysinfo: Callable[[], None] | None = None,
 ) -> Callable[[], None] | None:
     if not limits and guard is None and cgroup is None and niceness is None \
-            and not no_groups and last is None:
+            and not no_groups and last is None and sysinfo is None:
         return None
 
     def before_exec() -> None:  # runs in the child, between fork and exec
@@ -110,6 +113,8 @@ def _make_preexec(
             guard.announce_in_child()
         if cgroup is not None:  # before exec: all the bot starts is inside
             cgroup.join_in_child()
+        if sysinfo is not None:  # before RLIMIT_NOFILE: it makes a descriptor
+            sysinfo()
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
         if niceness is not None:  # after setsid: the new session's autogroup
@@ -194,6 +199,7 @@ async def open_bot_process(
             raise FileWriteError(f"cannot write the bot's log {stderr_path}:"
                                  f" {exc.strerror or exc}") from None
     guard: GroupGuard | None = None
+    sysinfo = start.sysinfo
     try:
         # The guard first: the bot's process tells it its group before its exec.
         guard = await GroupGuard.start(command.display)
@@ -209,8 +215,11 @@ async def open_bot_process(
             close_fds=True,
             preexec_fn=_make_preexec(limits, guard, cgroup, wanted.niceness,
                                      no_groups=start.wrapped and os.geteuid() == 0,
-                                     last=start.in_child),
+                                     last=start.in_child,
+                                     sysinfo=None if sysinfo is None else sysinfo.install_in_child),
         )
+        # Sent before the exec, which open_process waits for.
+        listener = sysinfo.take_listener() if sysinfo is not None else None
     except BaseException as exc:
         if log is not None:
             log.close()
@@ -222,13 +231,16 @@ async def open_bot_process(
             raise BotStartError(command.display, _describe_spawn_error(exc)) from exc
         raise
     finally:
-        start.close()  # the bot's process has its copies (pass_fds)
+        start.close()  # the bot's process has its copies (pass_fds, the listener)
 
     bot = (WrappedBotProcess if start.wrapped else BotProcess)(
         command, process, log, stderr_cap_bytes, guard=guard, cgroup=cgroup)
     try:
         async with service_nursery() as nursery:
             bot.start_services(nursery)
+            if listener is not None:
+                nursery.start_soon(serve, listener, figures_for(wanted),
+                                   name=f"bot {bot.pid} sysinfo")
             try:
                 yield bot
             finally:

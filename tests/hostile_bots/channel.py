@@ -4,8 +4,8 @@ something both can reach. Not a protocol bot: the harness (tests/shell/
 test_sandbox_channels.py, benchmarks/channels.py) starts a pair and compares the bits.
 
 Usage: channel.py send|recv CHANNEL START SLOT_MS BITS
-  CHANNEL  flock     a lock on /etc/passwd (flock), held for a 1
-           fcntl     a byte-range lock on /etc/passwd (fcntl), held for a 1
+  CHANNEL  flock     a lock on this script's own file (flock), held for a 1
+           fcntl     a byte-range lock on this script's own file (fcntl), held for a 1
            inotify   the sender opens a file that the receiver watches, for a 1
            loadavg   the sender starts threads, the receiver reads /proc/loadavg
            sysinfo   the same, read with the sysinfo() system call
@@ -33,7 +33,9 @@ import threading
 import time
 from collections.abc import Callable
 
-SHARED = "/etc/passwd"
+#: A file both ends can open read-only: the script itself. A harness that copies it into a
+#: folder of its own keeps other programs' locks (and other pairs') out of the channel.
+SHARED = os.path.abspath(__file__)
 WATCHED = "/etc/ld.so.conf"  # read by ldconfig alone: no noise from the host
 THREADS = 24
 

@@ -13,10 +13,12 @@ Usage: sandbox_probe.py MODE [ARG...]
   escape          kill every process it can see, start three children in sessions of
                   their own that sleep, then think for a minute
   report =PATH... say whether it runs sandboxed (its host name, its pid, how many
-                  processes it sees) and whether it can read each PATH, then play on
+                  processes it sees, what sysinfo() says) and whether it can read each
+                  PATH, then play on
 """
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -123,6 +125,9 @@ def escape() -> bool:
 def report() -> bool:
     seen = sum(1 for pid in os.listdir("/proc") if pid.isdigit())
     say(f"host {socket.gethostname()}, pid {os.getpid()}, sees {seen} processes")
+    info = (ctypes.c_ulong * 16)()  # struct sysinfo: 112 bytes
+    ctypes.CDLL(None).sysinfo(info)
+    say(f"sysinfo: {info[10] & 0xFFFF} processes, load {info[1]}, free {info[5]} of {info[4]}")
     for path in (arg.removeprefix("=") for arg in ARGS):
         say(f"{'can' if os.access(path, os.R_OK) else 'cannot'} read {path}")
     return False

@@ -201,7 +201,6 @@ def test_root_is_told_that_limits_bind_only_in_the_sandbox(
     assert "can escape their limits" not in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not ROOT, reason="bwrap's own /tmp, run by another user, bounds only its size")
 def test_tmp_has_inodes_in_proportion_to_its_size(
         here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from referee.shell.sandbox_user import INODES_PER_MIB
