@@ -20,15 +20,29 @@ Measured, in this order:
 * ``--minutes`` of ladder play (default 10) with ``--viewers`` viewers (default 50), each
   loading a page, waiting about ``--think`` s and loading another: the leaderboard and
   its rows, the pages of the bot with 10,000 games (its first and later game pages),
-  game pages across the season and a participant's own page (signed in). Page latency
-  p50/p95/max by kind; the games stored a minute; the server's RSS every 30 s and at
-  the end, and its growth per stored game.
+  game pages across the season and a participant's own page (signed in); and, as often
+  as one viewer, a path no page has (a 404: the floor of a request through the same
+  HTTP server and event loop). Page latency p50/p95/max by kind; what it is made of
+  by kind, from the pages' ``Server-Timing`` headers (the wait for a worker thread, the
+  queries, the values, the template, and the time outside the handler: the HTTP
+  server, the event loop, the wait for the GIL and the CPU) with how each page was
+  found (kept or rendered); the games stored a minute and the CPUs the server's own
+  process kept busy; the server's RSS every 30 s and at the end, and its growth per
+  stored game.
+
+The viewers are many clients of the field but all come from 127.0.0.1 here, so the
+competition file raises the rate limit of an anonymous address above what they ask
+together. With ``--anchor COMMIT`` the serve of that commit's referee (checked out
+beside this one) is measured too, in periods of ``--minutes`` alternating with this
+tree's (anchor, this, this, anchor, ... for ``--rounds`` rounds) on the same database,
+so both see the same load on average; both are printed, this tree's last.
 
 Last line: ``season N bots M games: start S s; rss R MiB; p95 P ms; table T us`` (the RSS
 after the ladder's play). Run from the repository root (bubblewrap installed, as for any
 competition)::
 
     .venv/bin/python benchmarks/season.py [--bots 1000] [--games 1000000] [--minutes 10]
+                                          [--anchor COMMIT --rounds 2]
 """
 
 from __future__ import annotations
@@ -53,6 +67,7 @@ from typing import Any
 import httpx
 import psutil
 import trio
+from anchor import checked_out
 
 from referee.competition import CompetitionStore, Season
 from referee.competition.matchmaking import Entrant, choose_table
@@ -65,9 +80,13 @@ from referee.rules import Rules
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = ROOT / "sample_bots" / "random_bot.py"
 TAKI = str(Path(sys.executable).with_name("taki-referee"))
+#: The viewers are many clients of the field, but all from 127.0.0.1 here: the rate
+#: limit of an anonymous address is raised above what they ask together.
 COMPETITION = """\
 [competition]
 name = "season"
+requests_per_second = 1000
+request_burst = 1000
 
 [ladder]
 deals = 1
@@ -289,8 +308,25 @@ def stored_games(db: Path) -> int:
         con.close()
 
 
+#: The parts of a page's time the server tells in its Server-Timing header.
+PARTS = ("total", "queue", "sql", "values", "render")
+
+
+def server_timing(header: str) -> dict[str, Any]:
+    """The durations (ms) and the cache's description of a Server-Timing header."""
+    found: dict[str, Any] = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";")
+        if rest.startswith("dur="):
+            found[name] = float(rest[4:])
+        elif rest.startswith("desc="):
+            found[name] = rest[5:].strip('"')
+    return found
+
+
 async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think: float,
-                 until: float, seen: dict[str, list[float]], rng: random.Random) -> None:
+                 until: float, seen: dict[str, list[float]], rng: random.Random,
+                 server: dict[str, list[dict[str, Any]]]) -> None:
     while time.monotonic() < until:
         path = rng.choice(paths)
         kind = re.sub(r"\d+", "N", re.sub(r"/bots/[^?]*", "/bots/B", path))
@@ -304,7 +340,10 @@ async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think:
             continue
         took = (time.perf_counter() - began) * 1000
         seen[kind if answer.status_code in (200, 304) else f"{kind} {answer.status_code}"
-             ].append(took)
+             ].append(took)  # the floor's 404s, "/no-such-page 404", are not pages
+        if answer.status_code in (200, 304) and "server-timing" in answer.headers:
+            told = server_timing(answer.headers["server-timing"])
+            server[kind].append({**told, "client": took})
         await trio.sleep(rng.uniform(0.5, 1.5) * think)
 
 
@@ -318,7 +357,7 @@ async def sign_in(client: httpx.AsyncClient, token: str) -> None:
 
 async def watch(url: str, token: str, games: int, args: argparse.Namespace,
                 seen: dict[str, list[float]], pid: int, rss: list[tuple[float, float, int]],
-                db: Path) -> None:
+                db: Path, server: dict[str, list[dict[str, Any]]]) -> None:
     until = time.monotonic() + args.minutes * 60
     big = bot_name(0)
     public = ["/", "/live/board", "/live/board", f"/bots/{big}", f"/bots/{big}?page=7",
@@ -329,10 +368,15 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
             trio.open_nursery() as nursery:
         await sign_in(signed, token)
         rng = random.Random(5)
+        # The floor: a path no page has (404, no thread, no database), asked as often
+        # as one viewer asks, through the same HTTP server and event loop.
+        nursery.start_soon(viewer, client, ["/no-such-page"], games, args.think, until, seen,
+                           random.Random(rng.random()), server)
         for i in range(args.viewers):
             own = i % 10 == 0  # one viewer in ten is a participant on their own page
             nursery.start_soon(viewer, signed if own else client, ["/me"] if own else public,
-                               games, args.think, until, seen, random.Random(rng.random()))
+                               games, args.think, until, seen, random.Random(rng.random()),
+                               server)
         began = time.monotonic()
         while time.monotonic() < until:
             await trio.sleep(min(30.0, max(0.0, until - time.monotonic())))
@@ -342,15 +386,21 @@ async def watch(url: str, token: str, games: int, args: argparse.Namespace,
                   f" load {load()}", flush=True)
 
 
-def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace
-          ) -> dict[str, Any]:
+def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace,
+          tree: Path | None = None) -> dict[str, Any]:
+    """``--minutes`` of serve with the viewers; with ``tree``, the referee of that
+    checkout (an anchor commit's) rather than this one."""
     (where / "competition.toml").write_text(COMPETITION)
     out = where / "serve.out"
+    env = dict(os.environ)
+    if tree is not None:  # its package first on the path (before this editable install)
+        env["PYTHONPATH"] = str(tree)
     began = time.monotonic()
     with out.open("w") as output:
         process = subprocess.Popen(
             [TAKI, "serve", "competition.toml", "--db", db.name, "--listen", "127.0.0.1:0"],
-            cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            env=env)
     try:
         url = ""
         while process.poll() is None and time.monotonic() - began < 600:
@@ -371,9 +421,17 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
               flush=True)
         games = stored_games(db)
         seen: dict[str, list[float]] = defaultdict(list)
+        server: dict[str, list[dict[str, Any]]] = defaultdict(list)
         rss: list[tuple[float, float, int]] = []
-        trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db)
-        figures.update(seen=seen, rss=rss, games=games)
+        cpu = psutil.Process(process.pid).cpu_times()
+        watched = time.monotonic()
+        trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db,
+                 server)
+        after = psutil.Process(process.pid).cpu_times()
+        # The server's own CPU (its threads, not the bots' processes), in CPUs.
+        busy = (after.user + after.system - cpu.user - cpu.system) / (
+            time.monotonic() - watched)
+        figures.update(seen=seen, rss=rss, games=games, server=server, cpu=busy)
         return figures
     finally:
         os.killpg(process.pid, 15)
@@ -390,9 +448,11 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     p95 = percentile(every, 0.95) if every else math.nan
     print(f"{'every page':28} {len(every):6d} {statistics.median(every):8.1f} {p95:8.1f}"
           f" {max(every):8.1f}")
+    parts(figures["server"])
     rss = figures["rss"]
     played = rss[-1][2] - figures["games"] if rss else 0
-    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f} games/min)")
+    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f}"
+          f" games/min); the server's process busy {figures['cpu']:.2f} CPUs")
     end = rss[-1][1] if rss else figures["rss_start"]
     if len(rss) >= 3 and rss[-1][2] > rss[0][2]:
         # The least-squares slope of RSS over the games stored, from the first sample on
@@ -406,6 +466,58 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     return p95, end
 
 
+def parts(server: dict[str, list[dict[str, Any]]]) -> None:
+    """What the pages' time is made of, by kind: the p50/p95 of each part the server
+    told, the time outside the handler (the client's less the server's total: the
+    HTTP server, the event loop, the wait for the GIL), and how the pages were found."""
+    print(f"\nserver-timing p50/p95 ms {'':4}" + "".join(f"{p:>14}" for p in PARTS)
+          + f"{'outside':>14}  found")
+    for kind, told in sorted(server.items()):
+        cells = []
+        for part in (*PARTS, "outside"):
+            values = [t["client"] - t["total"] if part == "outside" else t.get(part, 0.0)
+                      for t in told if "total" in t]
+            cells.append(f"{statistics.median(values):6.1f}/{percentile(values, 0.95):7.1f}"
+                         if values else f"{'-':>14}")
+        found: dict[str, int] = defaultdict(int)
+        for t in told:
+            found[t.get("cache", "?")] += 1
+        print(f"{kind:28} " + "".join(f"{c:>14}" for c in cells) + "  "
+              + " ".join(f"{how} {n}" for how, n in sorted(found.items())))
+
+
+def alternating(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace
+                ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--rounds`` periods of this tree's serve and as many of the anchor's, in the
+    order anchor, this, this, anchor, ... (so both see the same load on average): the
+    figures of this tree and of the anchor, each over its periods."""
+    with tempfile.TemporaryDirectory(prefix="season-anchor-") as folder, \
+            checked_out(args.anchor, Path(folder) / "anchor") as tree:
+        runs: dict[str, list[dict[str, Any]]] = {"this": [], "anchor": []}
+        for round_ in range(args.rounds):
+            for name in ("anchor", "this") if round_ % 2 == 0 else ("this", "anchor"):
+                print(f"--- {name}, period {round_ + 1}, load average {load()}", flush=True)
+                runs[name].append(serve(where, db, tokens, args,
+                                        tree if name == "anchor" else None))
+    return merged(runs["this"]), merged(runs["anchor"])
+
+
+def merged(periods: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of several periods of one version as one (its starts and RSS: the
+    medians and the last period's)."""
+    seen: dict[str, list[float]] = defaultdict(list)
+    server: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for period in periods:
+        for kind, times in period["seen"].items():
+            seen[kind] += times
+        for kind, told in period["server"].items():
+            server[kind] += told
+    last = periods[-1]
+    return {**last, "seen": seen, "server": server,
+            "start": statistics.median(p["start"] for p in periods),
+            "cpu": statistics.mean(p["cpu"] for p in periods)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=1000)
@@ -416,6 +528,11 @@ def main() -> None:
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "taki-season"))
     parser.add_argument("--cli-limit", type=float, default=600.0,
                         help="stop ratings and report after this many seconds")
+    parser.add_argument("--anchor", metavar="COMMIT",
+                        help="serve this commit's referee too, in periods alternating with"
+                             " this tree's (anchor first), on the same database")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="periods of --minutes of each version, with --anchor")
     args = parser.parse_args()
     if args.bots < 3 or args.games < 2:
         raise SystemExit("--bots: at least 3; --games: at least 2")
@@ -432,9 +549,17 @@ def main() -> None:
         table, alone = table_cost(work, args.bots)
         print(f"matchmaking at {args.bots} bots: {table:.0f} us per table (two ratings"
               f" moved since the last table); {alone:.0f} us the first", flush=True)
-        figures = serve(where, work, tokens, args)
+        if args.anchor:
+            figures, theirs = alternating(where, work, tokens, args)
+            print(f"\n=== the anchor, {args.anchor}")
+            anchor_p95, _ = report(theirs, args)
+            print("\n=== this tree")
+        else:
+            figures = serve(where, work, tokens, args)
         p95, rss = report(figures, args)
     print(f"load average {load()}")
+    if args.anchor:
+        print(f"anchor {args.anchor}: start {theirs['start']:.1f} s; p95 {anchor_p95:.0f} ms")
     print(f"season {args.bots} bots {args.games} games: start {figures['start']:.1f} s;"
           f" rss {rss:.0f} MiB; p95 {p95:.0f} ms; table {table:.0f} us")
 

@@ -14,6 +14,10 @@ from hypothesis import HealthCheck, settings
 settings.register_profile(
     "referee", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# The fast tier (./tasks quick) tries a quarter of each property test's examples; the
+# whole suite (./tasks test) tries them all. A failing example is kept in .hypothesis/
+# and tried first by either.
+settings.register_profile("quick", settings.get_profile("referee"), max_examples=25)
 settings.load_profile("referee")
 
 #: Debian's Chromium, which ``./tasks test`` installs; the browser tests fail without it.

@@ -13,6 +13,14 @@ from pathlib import Path
 import psutil
 
 
+def unmeasured_env() -> dict[str, str]:
+    """This environment without coverage's variables, for a fresh interpreter that tells
+    what an import loads: under tests/tiers.py coverage would start in it, and load
+    modules of its own (sqlite3)."""
+    return {name: value for name, value in os.environ.items()
+            if name not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
+
+
 def live_children(*, zombies: bool) -> list[psutil.Process]:
     """Descendants of the test process that still exist; zombies count when ``zombies``."""
     out = []

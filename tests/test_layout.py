@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from processes import unmeasured_env
 
 from referee import face_table
 
@@ -251,7 +252,7 @@ def test_forbidden_contracts_hold_at_run_time(sources: list[str], forbidden: lis
              "    importlib.import_module(name)\n"
              "print('\\n'.join(sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe, *chosen], capture_output=True,
-                         text=True, timeout=120, check=True)
+                         text=True, timeout=120, check=True, env=unmeasured_env())
     loaded = set(run.stdout.split())
     assert sorted(m for m in loaded if any(m == f or m.startswith(f"{f}.") for f in forbidden)
                   ) == []

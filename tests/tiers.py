@@ -1,5 +1,7 @@
 """Does the fast tier (``./tasks quick``: the tests not marked slow) still reach every
-module? Runs it under coverage (its subprocesses too) and lists each module of the
+module? Runs ``./tasks quick`` itself, as it is (its worker processes and the processes
+they start measure themselves: coverage's ``COVERAGE_PROCESS_START``, which the
+installed coverage honours in every Python of the .venv), and lists each module of the
 referee and of taki_protocol in which no test of the tier ran a line inside a function
 (a module without functions counts once imported); exits 1 when there is one. Prints
 the tier's wall time and the machine's load average.
@@ -49,13 +51,13 @@ def unreached(data: coverage.CoverageData) -> list[str]:
 def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         rc = Path(scratch) / "coveragerc"
-        rc.write_text("[run]\nparallel = true\npatch = subprocess\n"
+        # _exit: a worker of pytest-xdist may leave through os._exit, after its last test.
+        rc.write_text("[run]\nparallel = true\npatch =\n    subprocess\n    _exit\n"
                       f"data_file = {scratch}/.coverage\n"
                       f"source = {SOURCES[0]}\n    {SOURCES[1]}\n")
-        env = {**os.environ, "COVERAGE_RCFILE": str(rc)}
+        env = {**os.environ, "COVERAGE_RCFILE": str(rc), "COVERAGE_PROCESS_START": str(rc)}
         began = time.monotonic()
-        run = subprocess.run([sys.executable, "-m", "coverage", "run", "-m", "pytest",
-                              "-m", "not slow", "-q", "-p", "no:cacheprovider",
+        run = subprocess.run([str(ROOT / "tasks"), "quick", "-q", "-p", "no:cacheprovider",
                               *sys.argv[1:]], cwd=ROOT, env=env, check=False)
         seconds = time.monotonic() - began
         subprocess.run([sys.executable, "-m", "coverage", "combine", "-q"], cwd=ROOT,

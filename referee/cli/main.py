@@ -8,6 +8,7 @@ command's modules, trio and rich are loaded once the arguments are known to be g
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,6 +19,10 @@ from referee.core import UserError, leaves
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+#: The commands that fit ratings of many bots in this process or in one it starts (the
+#: server's rating history); their bots, sandboxed, get an environment of their own.
+FITTING = ("ratings", "report", "serve", "finals")
 
 #: Mistakes the user or the host must fix: reported in one line, exit status 2.
 USER_ERRORS: tuple[type[Exception], ...] = (UserError,)
@@ -32,6 +37,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = words.index("--", words.index("connect"))
         words, bot_words = words[:cut], words[cut + 1 :]
     args = parser.parse_args(words)
+    if args.command in FITTING:
+        # The fits' matrices (a thousand bots: 1,000 by 1,000) are too small for
+        # OpenBLAS's threads, which spin for work: on a loaded machine they multiply
+        # the CPU of a solve by seven. Set before NumPy loads (with the fits).
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if bot_words is not None:
         args.bot = [*args.bot, *bot_words]
     try:

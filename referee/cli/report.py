@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from referee.core import UsageError
-from referee.league import ResultStore, StoreError
-from referee.present import render_linked_replays, write_report
+from referee.league import StoreError
+from referee.present import load_report, render_linked_replays, write_report
 
 
 def report_command(args: argparse.Namespace) -> int:
@@ -16,15 +16,14 @@ def report_command(args: argparse.Namespace) -> int:
         raise UsageError(f"no results database at {args.db}")
     if args.points < 1:
         raise UsageError("--points must be at least 1")
-    if args.replays:
-        with ResultStore(args.db, readonly=True) as store:
-            stored = list(store.games())
-        written, problems = render_linked_replays(args.db, stored)
-        for problem in problems:
-            print(f"taki-referee: cannot render {problem}", file=sys.stderr)
-        print(f"{written} replay pages written", file=sys.stderr)
     try:
-        write_report(args.db, args.output, args.points, args.title)
+        data = load_report(args.db, args.points)
+        if args.replays:  # the replays of the games the pages list
+            written, problems = render_linked_replays(args.db, data.listed())
+            for problem in problems:
+                print(f"taki-referee: cannot render {problem}", file=sys.stderr)
+            print(f"{written} replay pages written", file=sys.stderr)
+        write_report(args.db, args.output, args.points, args.title, data)
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:

@@ -35,7 +35,13 @@ if TYPE_CHECKING:
     )
     from .records import Participant, Submission
     from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
-    from .season_counts import season_forfeits, season_pair_counts, season_time_use
+    from .season_counts import (
+        SeasonRows,
+        season_forfeits,
+        season_pair_counts,
+        season_rows,
+        season_time_use,
+    )
     from .sessions import IDLE_S, TOUCH_S, Role, SessionTable
     from .store import CompetitionStore
     from .tokens import digest, digests_match, organizer_token

@@ -20,10 +20,12 @@ of ``referee.ratings`` is there on demand (:func:`full_ratings`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import random
 from collections import Counter
 from collections.abc import AsyncGenerator, Callable
+from typing import Final
 
 import attrs
 import trio
@@ -68,6 +70,14 @@ from referee.ratings import (
 from referee.rules import RULES_REVISION, Rules
 
 __all__ = ["LadderSettings", "full_ratings", "run_ladder"]
+
+#: Where the ladder counts the bots' waits back from (matchmaking's ``idle``): above any
+#: count of tables, below matchmaking's mark of a bot in its placement.
+_WAITED: Final = 1 << 40
+#: Fields of more bots than this are matched in a worker thread: a table among a thousand
+#: bots costs a few milliseconds, which the event loop does not wait for while bots'
+#: clocks run; smaller fields cost well under one and stay on it.
+_IN_LOOP_FIELD: Final = 200
 
 
 @attrs.frozen
@@ -204,6 +214,13 @@ class _Ladder:
         self.meeting_of: dict[str, str] = {}
         #: Games chosen and not stored yet, by bot.
         self.pending: Counter[str] = Counter()
+        #: The field matchmaking chooses from, an entrant per active bot kept until
+        #: its bot is in ``changed``; ``order``: the active bots, sorted, as of the
+        #: control's ``field_version``.
+        self.entrants: dict[str, Entrant] = {}
+        self.changed: set[str] = set()
+        self.order: list[str] = []
+        self.field_version = -1
         self.registered = -1
         for meeting in start.meetings:
             self._seated(meeting.bots)
@@ -216,6 +233,7 @@ class _Ladder:
         self.chosen += 1
         for bot in table:
             self.last_seated[bot] = self.chosen
+        self.changed.update(table)
 
     def _queue(self, meeting: Meeting, stored: set[str]) -> None:
         units = list(table_units(meeting.bots, meeting.first_deal,
@@ -230,20 +248,38 @@ class _Ladder:
             self.meeting_of[game.game_id] = meeting.name
             for bot in game.seats:
                 self.pending[bot] += 1
+                self.changed.add(bot)
 
-    def _choose(self) -> tuple[str, ...] | None:
+    async def _choose(self) -> tuple[str, ...] | None:
         """The bots of the next table (in table order), or None."""
         active = self.control.active
         size = next_size(self.settings.table_sizes, self.sizes, len(active))
         if size is None:
             return None
-        field = [Entrant(name, self.online.belief(name),
-                         self.online.belief(name).games + self.pending[name],
-                         self.chosen - self.last_seated.setdefault(name, self.chosen))
-                 for name in sorted(active)]
-        chosen = choose_table(field, size, self.rng,
-                              placement_games=self.settings.placement_games)
+        if self.field_version != self.control.version:  # bots joined or left
+            self.field_version = self.control.version
+            self.order = sorted(active)
+        for name in self.changed:
+            self.entrants.pop(name, None)
+        self.changed.clear()
+        field = [self.entrants.get(name) or self._entrant(name) for name in self.order]
+        choose = functools.partial(choose_table, field, size, self.rng,
+                                   placement_games=self.settings.placement_games)
+        chosen = choose() if len(field) <= _IN_LOOP_FIELD else (
+            await trio.to_thread.run_sync(choose))
         return None if chosen is None else tuple(sorted(chosen))
+
+    def _entrant(self, name: str) -> Entrant:
+        """``name`` as matchmaking sees it, kept until its rating, its games or its last
+        table change (:attr:`changed`): its wait is counted back from
+        :data:`_WAITED`, not from the tables chosen so far, so that it does not change
+        with every table; the waits of the field differ by the same number, and the
+        tables chosen are the same (only their order counts)."""
+        belief = self.online.belief(name)
+        entrant = Entrant(name, belief, belief.games + self.pending[name],
+                          _WAITED - self.last_seated.setdefault(name, self.chosen))
+        self.entrants[name] = entrant
+        return entrant
 
     def _meeting(self, table: tuple[str, ...]) -> Meeting:
         """The next meeting of ``table``, at its next deal (blocking)."""
@@ -278,7 +314,7 @@ class _Ladder:
             if unit is not None:
                 yield unit
                 continue
-            table = self._choose()
+            table = await self._choose()
             if table is None:
                 await changed.wait()
                 continue
@@ -307,6 +343,7 @@ class _Ladder:
     def _landed(self, outcome: GameOutcome) -> str | None:
         """Rate a stored game and tell the host; the meeting it finished, if it did."""
         self.stored_count += 1
+        self.changed.update(outcome.game.seats)
         if outcome.voided:  # stored without a result: nothing to rate or to show
             for bot in outcome.game.seats:
                 self.pending[bot] -= 1

@@ -52,7 +52,9 @@ INITIAL_SIGMA = Belief().sigma
 class Entrant:
     """A bot that may be seated: its rating, the games it has (stored, or chosen and
     not yet finished), and the tables chosen since it last sat at one (since it joined
-    the field, if it never did)."""
+    the field, if it never did). Only the order of the waits counts: the waits of a
+    whole field may all be more by the same number (below 2**47), and the same tables
+    are chosen, from the same random numbers."""
 
     name: str
     belief: Belief

@@ -70,15 +70,15 @@ class RecordingConnection(BotConnection):
         self, message: Decide | React, deadline_ms: int, *,
         basis: TimeBasis = TimeBasis.WALL, watch: WaitWatch | None = None,
         starved_cap: int = STARVED_WAIT_CAP,
-    ) -> tuple[Answer, Verdict]:
+    ) -> Verdict:
         try:
-            answer, verdict = await super().request(
+            verdict = await super().request(
                 message, deadline_ms, basis=basis, watch=watch, starved_cap=starved_cap)
         except BotFault as fault:
             self.exchanges.append(Exchange(message, None, fault))
             raise
-        self.exchanges.append(Exchange(message, answer, None))
-        return answer, verdict
+        self.exchanges.append(Exchange(message, verdict.answer, None))
+        return verdict
 
 
 class GameStopped(Exception):

@@ -71,11 +71,13 @@ def open_private(path: Path) -> BinaryIO:
 
 def write_atomically(path: Path, data: str | bytes, *, what: str = "file",
                      mode: int | None = None, make_parents: bool = False,
-                     private: bool = False) -> None:
+                     private: bool = False, sync: bool = True) -> None:
     """Write ``data`` to ``path`` in one piece, creating its directory first with
     ``make_parents``; ``mode`` sets the permissions before any byte is written (e.g.
     0o600 for secrets). ``private``: mode 0600, and directories made 0700. ``what``
-    names the file in the error ("replay", "tokens file")."""
+    names the file in the error ("replay", "tokens file"). ``sync=False`` leaves the
+    data to the kernel's write-back (no fsync): still whole or absent to a reader, but
+    a crash of the machine may lose it (pages made again by the next run)."""
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if private:
@@ -92,7 +94,8 @@ def write_atomically(path: Path, data: str | bytes, *, what: str = "file",
                 os.fchmod(file.fileno(), mode)
             file.write(payload)
             file.flush()
-            os.fsync(file.fileno())
+            if sync:
+                os.fsync(file.fileno())
         os.replace(temp, path)
     except OSError as exc:
         if temp is not None:

@@ -1,6 +1,6 @@
 """One timed wait for a bot's message, as a pure state machine (sans-I/O).
 
-The I/O layer (``referee.shell.timed``) sends a request, then asks the policy what to
+The I/O layer (``referee.shell.waits``) sends a request, then asks the policy what to
 do and does it: wait for the bot's message until a time (:class:`Look`), measuring what
 the policy asks for if none came by then (:class:`Need`), or measure at once, an answer
 being in (:class:`Measure`); and it feeds back what happened (:meth:`WaitPolicy.woke`,
@@ -34,9 +34,10 @@ referee late (:func:`~referee.core.fairness.game_doing`).
 from __future__ import annotations
 
 import enum
-from typing import Final
+from typing import Final, NamedTuple
 
 import attrs
+from taki_protocol import Answer
 
 from referee.core.clock import CPU_STARVED_CAP, CPU_WALL_CAP, MAX_MS, TimeBasis
 from referee.core.fairness import (
@@ -75,23 +76,24 @@ class Need(enum.Enum):
     WINDOW = "window"
 
 
-@attrs.frozen
-class Look:
+# The steps are named tuples: every request makes a look and a verdict, and a tuple is
+# made several times faster than a frozen class (benchmarks/ipc.py).
+
+
+class Look(NamedTuple):
     """Wait for the bot's message until ``until``; if none came, measure ``then``."""
 
     until: float
     then: Need
 
 
-@attrs.frozen
-class Measure:
+class Measure(NamedTuple):
     """The bot's message is in: measure ``then`` now, and feed it to ``measured``."""
 
     then: Need
 
 
-@attrs.frozen
-class Verdict:
+class Verdict(NamedTuple):
     """How a wait ended."""
 
     #: Whether the bot's message came (else: a timeout).
@@ -103,6 +105,9 @@ class Verdict:
     #: The figures to judge whose fault it was, when it may be the machine's (a wait
     #: that reached its cap); None: the bot's own.
     figures: WaitFigures | None = None
+    #: The bot's answer, in the verdict of a request it answered (the I/O layer's
+    #: ``request()`` sets it); None otherwise.
+    answer: Answer | None = None
 
 
 Step = Look | Measure | Verdict
@@ -128,36 +133,63 @@ class WaitPolicy:
     times its span a starved wall-time wait may last; ``cpu_wall_cap``: the wall time
     after which a CPU-time wait ends, as a multiple of its span."""
 
+    __slots__ = ("_cap", "_cap_times", "_extended", "begun_at", "cpu", "credited_s", "deadline",
+                 "grace_ms", "look", "pending", "span_ms", "span_s", "start", "starved_cap",
+                 "told_ms", "used_ms", "wall_cap", "watched")
+
     def __init__(self, *, start: float, span_ms: float, told_ms: float, watched: bool,
                  metered: bool | None = None, basis: TimeBasis = TimeBasis.WALL,
                  starved_cap: int = CPU_STARVED_CAP, cpu_wall_cap: int = CPU_WALL_CAP,
                  ) -> None:
+        self.wall_cap = cpu_wall_cap
+        self.reset(start=start, span_ms=span_ms, told_ms=told_ms, watched=watched,
+                   metered=metered, basis=basis, starved_cap=starved_cap)
+
+    def reset(self, *, start: float, span_ms: float, told_ms: float, watched: bool,
+              metered: bool | None = None, basis: TimeBasis = TimeBasis.WALL,
+              starved_cap: int = CPU_STARVED_CAP) -> None:
+        """Begin a new wait with these rules (the arguments are the constructor's): one
+        policy serves every wait of a bot, one after the other. Every request resets it,
+        and most are answered at the first look: what only a longer wait needs (its
+        caps, its grace, its credit) is worked out when its first look ends."""
         self.start = start
-        self.span_s = span_ms / 1000
+        self.span_s = span_s = span_ms / 1000
         self.span_ms = span_ms
         self.told_ms = told_ms
-        self.grace_ms = max(0, round(span_ms - told_ms))
         self.watched = watched
-        self.cpu = basis is TimeBasis.CPU and (watched if metered is None else metered)
-        self.deadline = start + self.span_s
-        self.wall_cap = cpu_wall_cap
-        wall_cap = span_ms * (starved_cap if not self.cpu else cpu_wall_cap)
-        self.cap = start + min(max(wall_cap, span_ms), MAX_MS) / 1000
+        self.cpu = cpu = basis is TimeBasis.CPU and (watched if metered is None else metered)
+        self.deadline = deadline = start + span_s
+        self._cap_times = starved_cap
+        self._extended = False
+        self.begun_at: float | None = None
+        self.pending: float | None = None  # an answer in, awaiting its figures
+        if cpu:
+            self.look = Look(deadline, Need.USED)
+        elif not watched:
+            self.look = Look(deadline, Need.NOTHING)
+        else:  # watched from its check point on
+            self.look = Look(start + span_s * WALL_CHECK_SHARE, Need.BEGIN)
+
+    @property
+    def cap(self) -> float:
+        """When the wait ends at the latest (the I/O layer's clock), as things stand."""
+        self._extend()
+        return self._cap
+
+    def _extend(self) -> None:
+        """What a wait needs once its first look ended without an answer."""
+        if self._extended:
+            return
+        self._extended = True
+        span_ms, start = self.span_ms, self.start
+        self.grace_ms = max(0, round(span_ms - self.told_ms))
+        wall_cap = span_ms * (self.wall_cap if self.cpu else self._cap_times)
+        self._cap = start + min(max(wall_cap, span_ms), MAX_MS) / 1000
         self.starved_cap = start + min(span_ms * CPU_STARVED_CAP, MAX_MS) / 1000
         self.credited_s = 0.0
-        self.begun_at: float | None = None
-        self.look: Look = self._first()
         self.used_ms = 0.0
-        self.pending: float | None = None  # an answer in, awaiting its figures
 
     # ------------------------------------------------------------------ steps
-
-    def _first(self) -> Look:
-        if self.cpu:
-            return Look(self.deadline, Need.USED)
-        if not self.watched:
-            return Look(self.deadline, Need.NOTHING)
-        return Look(self.start + self.span_s * WALL_CHECK_SHARE, Need.BEGIN)
 
     def first(self) -> Look:
         """What to do once the request went out."""
@@ -171,7 +203,9 @@ class WaitPolicy:
         """The bot's message was read at ``now`` (and, under the CPU basis, its
         processes had used ``used_ms`` since the request)."""
         if self.cpu:
-            return Verdict(True, self.used_ms if used_ms is None else used_ms)
+            if used_ms is None:
+                used_ms = self.used_ms if self._extended else 0.0
+            return Verdict(True, used_ms)
         # Read late (the referee ran behind its own timer): as of when it meant to look.
         seen = min(now, self.look.until)
         if seen <= self.deadline:
@@ -188,6 +222,7 @@ class WaitPolicy:
     def measured(self, now: float, figures: WaitFigures) -> Verdict:
         """The figures of a wait whose answer came after its deadline (:class:`Measure`)."""
         assert self.pending is not None, "measured() without an answer pending"
+        self._extend()
         seen = self.pending
         if seen < now and game_doing(figures):
             seen = now  # the game's own bots made the referee late: no benefit of doubt
@@ -199,16 +234,17 @@ class WaitPolicy:
         self.credited_s = max(self.credited_s + window_s,
                               extension_ms(late, self.grace_ms) / 1000)
         extended = self.start + self.span_s + self.credited_s
-        self.deadline = min(extended, self.cap)
+        self.deadline = min(extended, self._cap)
         verdict = self._charged(seen)
         # Late even so: its own doing, unless its deadline reached the cap.
-        keep = seen > self.deadline and extended >= self.cap
-        return attrs.evolve(verdict, figures=late if keep else None)
+        keep = seen > self.deadline and extended >= self._cap
+        return verdict._replace(figures=late if keep else None)
 
     def woke(self, now: float, *, used_ms: float | None = None,
              figures: WaitFigures | None = None) -> Step:
         """The look ended at ``now`` without a message; ``used_ms`` or ``figures`` are
         what it asked for."""
+        self._extend()
         need = self.look.then
         if need is Need.NOTHING:
             return self._timeout(now, None)
@@ -228,16 +264,16 @@ class WaitPolicy:
     # ------------------------------------------------------------- wall time
 
     def _wall_window(self, now: float, figures: WaitFigures) -> Step:
-        at_cap = self.look.until >= self.cap
+        at_cap = self.look.until >= self._cap
         late_ms = max(0.0, (now - self.look.until) * 1000)
         figures = attrs.evolve(figures, referee_late_ms=late_ms)
         self.credited_s = max(self.credited_s, extension_ms(figures, self.grace_ms) / 1000)
-        self.deadline = min(self.start + self.span_s + self.credited_s, self.cap)
+        self.deadline = min(self.start + self.span_s + self.credited_s, self._cap)
         # Judged as of its samples: the referee's time since is not the bot's.
         if self.deadline <= now and (at_cap or not may_be_waiting(figures)):
-            return self._timeout(now, figures if self.deadline >= self.cap else None)
+            return self._timeout(now, figures if self.deadline >= self._cap else None)
         step_s = min_extension_ms(self.span_ms) / 1000
-        return self._next(Look(min(max(self.deadline, now + step_s), self.cap), Need.WINDOW))
+        return self._next(Look(min(max(self.deadline, now + step_s), self._cap), Need.WINDOW))
 
     def _timeout(self, now: float, figures: WaitFigures | None) -> Verdict:
         detail = f"no answer within {self.told_ms:.0f} ms"
@@ -253,14 +289,14 @@ class WaitPolicy:
             grace = f" + {self.grace_ms} ms grace" if self.grace_ms else ""
             return Verdict(False, used_ms, f"used {used_ms:.0f} ms of CPU time, allowed"
                                            f" {self.told_ms:.0f} ms{grace}")
-        if now >= self.cap:
+        if now >= self._cap:
             if used_ms < self.told_ms and self.begun_at is not None:
                 # Less CPU than it was told it has: judged.
                 pad_s = self.span_s * WALL_CHECK_SHARE - (now - self.begun_at)
                 return self._next(Look(now + max(0.0, pad_s), Need.WINDOW))
             return self._cpu_timeout(now, None)
         check = now + max((self.span_ms - used_ms) / 1000, MIN_CPU_CHECK_S)
-        return self._next(Look(min(check, self.cap), Need.USED))
+        return self._next(Look(min(check, self._cap), Need.USED))
 
     def _cpu_window(self, now: float, figures: WaitFigures) -> Step:
         figures = attrs.evolve(figures, referee_late_ms=0.0)
@@ -268,7 +304,7 @@ class WaitPolicy:
             # Runnable but starved, not asleep: its CPU time is what counts, so it is
             # waited for, up to CPU_STARVED_CAP times its span.
             self.begun_at = now
-            self.cap = min(now + (self.cap - self.start), self.starved_cap)
+            self._cap = min(now + (self._cap - self.start), self.starved_cap)
             return self._next(Look(now, Need.USED))
         return self._cpu_timeout(now, figures)
 

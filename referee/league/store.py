@@ -21,7 +21,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from referee.core import InfraEvent, TimeUse, UserError
 from referee.league.records import GameRecord, Meeting, SeatRecord
@@ -440,25 +440,42 @@ class ResultStore:
                 "WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, limit)).fetchall()
             if not rows:
                 return after, []
-            first, last = rows[0][0], rows[-1][0]
-            seats: dict[str, list[SeatRecord]] = defaultdict(list)
-            timed = "seat_times" in {row[0] for row in self._db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            times = "s.times_ms, s.near_misses" if timed else "NULL, NULL"
-            join = ("LEFT JOIN seat_times s ON s.game_id = t.game_id AND s.seat = t.seat"
-                    if timed else "")
-            for row in self._db.execute(
-                "SELECT t.game_id, t.seat, t.bot, t.place, t.points, t.forfeit_reason, "
-                f"t.forfeit_detail, {times} FROM games g JOIN seats t ON t.game_id = g.game_id "
-                f"{join} WHERE g.rowid BETWEEN ? AND ? ORDER BY t.game_id, t.seat",
-                (first, last),
-            ):
-                game_id, seat, bot, place, points, reason, detail, spent, near = row
-                time = TimeUse() if spent is None else TimeUse(tuple(json.loads(spent)), near)
-                seats[game_id].append(SeatRecord(seat, bot, place, points, reason, detail, time))
-        return last, [GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]),
-                                 replay)
-                      for _, game_id, block, seed, actions, reason, replay in rows]
+            return rows[-1][0], self._records(rows, "g.rowid BETWEEN ? AND ?",
+                                              (rows[0][0], rows[-1][0]))
+
+    def games_numbered(self, numbers: Sequence[int]) -> list[GameRecord]:
+        """The stored games numbered ``numbers`` (``games.rowid``), in that order."""
+        wanted = sorted(set(numbers))
+        found: dict[int, GameRecord] = {}
+        with self._errors(_READ):
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    "SELECT rowid, game_id, block, seed, actions, reason, replay FROM games"
+                    f" WHERE rowid IN ({marks})", chunk).fetchall()
+                records = self._records(rows, f"g.rowid IN ({marks})", chunk)
+                found.update(zip((r[0] for r in rows), records, strict=True))
+        return [found[n] for n in numbers if n in found]
+
+    def _records(self, rows: Sequence[tuple[Any, ...]], where: str,
+                 args: Sequence[int]) -> list[GameRecord]:
+        """The games of ``rows`` with their seats (those of the games ``where`` selects)."""
+        seats: dict[str, list[SeatRecord]] = defaultdict(list)
+        timed = self._has_table("seat_times")
+        times, join = ("s.times_ms, s.near_misses", "LEFT JOIN seat_times s ON s.game_id"
+                       " = t.game_id AND s.seat = t.seat") if timed else ("NULL, NULL", "")
+        for row in self._db.execute(
+            "SELECT t.game_id, t.seat, t.bot, t.place, t.points, t.forfeit_reason, "
+            f"t.forfeit_detail, {times} FROM games g JOIN seats t ON t.game_id = g.game_id "
+            f"{join} WHERE {where} ORDER BY t.game_id, t.seat", args,
+        ):
+            game_id, seat, bot, place, points, reason, detail, spent, near = row
+            time = TimeUse() if spent is None else TimeUse(tuple(json.loads(spent)), near)
+            seats[game_id].append(SeatRecord(seat, bot, place, points, reason, detail, time))
+        return [GameRecord(game_id, block, seed, actions, reason, tuple(seats[game_id]),
+                           replay)
+                for _, game_id, block, seed, actions, reason, replay in rows]
 
     def game_count(self) -> int:
         with self._errors(_READ):

@@ -140,8 +140,13 @@ class GameReferee:
         # fresh one can replace, and whose CPU time the referee reads.
         meters = [None if c is None else c.cpu for c in self.conns]
         self._judged = all(c.cpu is not None for c in self.conns if c is not None)
-        self._others = [tuple(m for j, m in enumerate(meters) if j != seat and m is not None)
-                        for seat in range(n)]
+        others = [tuple(m for j, m in enumerate(meters) if j != seat and m is not None)
+                  for seat in range(n)]
+        self._basis = settings.time.time_basis
+        self._starved_cap = settings.starved_cap
+        #: Each seat's watch of its waits (one serves them all), where they are judged.
+        self._watches = [None if c is None or not self._judged else WaitWatch(c.cpu, others[seat])
+                         for seat, c in enumerate(self.conns)]
 
     # ----------------------------------------------------------------- faults
 
@@ -263,7 +268,7 @@ class GameReferee:
         request = React if react else Decide
         allowed = clock.reaction_allowed_ms() if react else clock.allowed_ms()
         deadline = clock.reaction_deadline_ms() if react else clock.deadline_ms()
-        watch = WaitWatch(conn.cpu, self._others[seat]) if self._judged else None
+        watch = self._watches[seat]
         try:
             # The view and the legal actions come from the rules engine, whose views
             # are plain data by construction (tests/rules check it), the times from the
@@ -276,8 +281,10 @@ class GameReferee:
                 time_left_ms=clock.time_left_ms(),
                 deadline_ms=allowed,
             )
-            answer, wait = await conn.request(msg, deadline, basis=self.settings.time.time_basis,
-                                              watch=watch, starved_cap=self.settings.starved_cap)
+            wait = await conn.request(msg, deadline, basis=self._basis, watch=watch,
+                                      starved_cap=self._starved_cap)
+            answer = wait.answer
+            assert answer is not None  # request() returns the verdict of an answer
             elapsed = wait.charged_ms
             # A reaction is judged on its own allowance; a decision is charged to the bank.
             verdict = clock.check_reaction(elapsed) if react else clock.charge(elapsed)

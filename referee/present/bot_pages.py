@@ -3,13 +3,13 @@ its time use and its games."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
 from referee.config import VERSION_MARK
-from referee.core import TimeUse
+from referee.core import TimeSummary, TimeUse
 from referee.league import GameRecord
 from referee.present.report_tables import forfeit_table, games_table, time_table
 from referee.ratings import RatingReport
@@ -32,20 +32,30 @@ def versions_of(bot: str, bots: Sequence[str]) -> list[str]:
     return [b for b in bots if b.partition(VERSION_MARK)[0] == base]
 
 
+def versions_by_name(bots: Sequence[str]) -> dict[str, list[str]]:
+    """Each bot's versions (:func:`versions_of`), for every bot at once."""
+    groups: dict[str, list[str]] = {}
+    for bot in bots:
+        groups.setdefault(bot.partition(VERSION_MARK)[0], []).append(bot)
+    return {bot: groups[bot.partition(VERSION_MARK)[0]] for bot in bots}
+
+
 def bot_page_body(
     bot: str,
     *,
     ratings: RatingReport | None,
     games: Sequence[GameRecord],
     forfeits: dict[str, dict[str, int]],
-    times: dict[str, TimeUse],
+    times: Mapping[str, TimeUse | TimeSummary],
     retired: frozenset[str],
     bots: Sequence[str],
     db: Path,
     out_dir: Path,
     back: str,
+    played: int | None = None,
 ) -> str:
-    """The body of ``bot``'s page; links are relative to ``out_dir``."""
+    """The body of ``bot``'s page; links are relative to ``out_dir``. ``played``: the
+    bot's games, when ``games`` are only the last of them."""
     line = "not rated yet"
     rating = None if ratings is None else next(
         (b for b in ratings.bots if b.name == bot), None)
@@ -62,6 +72,8 @@ def bot_page_body(
         escape(v) if v == bot else f'<a href="{quote(page_name(v))}">{escape(v)}</a>'
         for v in versions)
     own = [g for g in games if any(s.bot == bot for s in g.seats)]
+    count = f"{len(own)}" if played is None or played == len(own) else (
+        f"the last {len(own):,} of {played:,}")
     return (
         f'<section><p><a href="{back}">&larr; the league report</a></p>'
         f'<p id="rating">{escape(line)}</p>'
@@ -71,5 +83,5 @@ def bot_page_body(
         f"{forfeit_table({bot: forfeits[bot]} if bot in forfeits else {}, [bot])}</section>"
         f"<section><h2>Time use</h2>{time_table({bot: times[bot]} if bot in times else {}, [bot])}"
         "</section>"
-        f"<section><h2>Games ({len(own)})</h2>{games_table(own, db, out_dir)}</section>"
+        f"<section><h2>Games ({count})</h2>{games_table(own, db, out_dir)}</section>"
     )

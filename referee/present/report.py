@@ -14,20 +14,14 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-import attrs
-
-from referee.core import (
-    InfraEvent,
-    ReplayError,
-    SeriesResult,
-    TimeUse,
-    write_atomically,
-)
+from referee.competition import Season
+from referee.core import ReplayError, write_atomically
 from referee.league import GameRecord, ResultStore, rated_games, stored_series
-from referee.present.bot_pages import bot_page_body, page_links, page_name
+from referee.present.bot_pages import bot_page_body, page_links, page_name, versions_by_name
 from referee.present.league_facts import header_lines
 from referee.present.render import fill_template, render_replay
 from referee.present.report_charts import elo_chart, history_chart
+from referee.present.report_data import ReportData, history_sizes, with_faults
 from referee.present.report_tables import (
     crosstable,
     forfeit_table,
@@ -39,45 +33,19 @@ from referee.present.report_tables import (
 )
 from referee.ratings import RatedGame, RatingReport, model_named, rate
 
+#: The most bots the crosstable shows (the best rated): a thousand bots' would be a
+#: million cells.
+CROSSTABLE_BOTS = 100
+
 __all__ = [
+    "CROSSTABLE_BOTS",
     "ReportData",
     "load_report",
     "rating_history",
+    "read_games",
     "render_report",
     "write_report",
 ]
-
-@attrs.frozen
-class ReportData:
-    """What a report shows, read from a results database."""
-
-    db: Path
-    games: tuple[GameRecord, ...]
-    ratings: RatingReport | None
-    #: Games in each prefix of the rating-over-games chart.
-    history_games: tuple[int, ...]
-    #: Elo of each bot after each prefix (``None`` before its first game).
-    history: dict[str, list[float | None]]
-    forfeits: dict[str, dict[str, int]]
-    #: Each bot's answer times over its stored games.
-    times: dict[str, TimeUse] = attrs.field(factory=dict)
-    #: The bots that left the league (their games stay, and count in the ratings).
-    retired: frozenset[str] = frozenset()
-    #: The series of a league of series (R24), in schedule order.
-    series: tuple[SeriesResult, ...] = ()
-    #: The rules and the time control of the league's last run (JSON), when recorded.
-    rules: str | None = None
-    time: str | None = None
-    #: When the first and the last game finished.
-    dates: tuple[str, str] | None = None
-    #: The games voided every time they were played (no result), with their faults.
-    voided: tuple[GameRecord, ...] = ()
-
-    @property
-    def void_plays(self) -> int:
-        """The plays voided by infrastructure faults, of every game."""
-        return sum(len(g.infra) for g in (*self.games, *self.voided))
-
 
 def _rated(games: Sequence[GameRecord]) -> list[RatedGame]:
     return [RatedGame(places={s.bot: s.place for s in g.seats}, block=g.block) for g in games]
@@ -91,8 +59,7 @@ def rating_history(
     per bot, its Elo after each prefix, ``None`` while it has not played yet."""
     if points < 1:
         raise ValueError("points must be at least 1")
-    n = len(games)
-    sizes = sorted({max(1, round(i * n / points)) for i in range(1, points + 1)}) if n else []
+    sizes = history_sizes(len(games), points)
     names = sorted({name for g in games for name in g.places})
     history: dict[str, list[float | None]] = {name: [] for name in names}
     for size in sizes:
@@ -103,10 +70,26 @@ def rating_history(
 
 
 def load_report(db: Path, points: int = 20) -> ReportData:
-    """Read a results database and fit the ratings the report shows."""
+    """Read a results database and fit the ratings the report shows: a competition's
+    season from its aggregates when they are up to date (:mod:`.report_season`),
+    else every game."""
+    if points < 1:
+        raise ValueError("points must be at least 1")
+    with Season(db, readonly=True) as kept:
+        aggregates = kept.has_tables()
+    if not aggregates:  # a league's database: NumPy and the season's readers stay unloaded
+        return read_games(db, points)
+    from referee.present.report_season import read_season
+
+    season = read_season(db, points)
+    return read_games(db, points) if season is None else season
+
+
+def read_games(db: Path, points: int = 20) -> ReportData:
+    """The report of every game of a results database, read game by game."""
     with ResultStore(db, readonly=True) as store:
         events = store.infra_events()
-        games = tuple(_with_faults(g, events) for g in store.games())
+        games = tuple(with_faults(g, events) for g in store.games())
         voided = tuple(store.voided_games())
         forfeits = store.forfeit_counts()
         times = store.time_use()
@@ -125,12 +108,6 @@ def load_report(db: Path, points: int = 20) -> ReportData:
                       series, rules, time, dates, voided)
 
 
-def _with_faults(game: GameRecord, events: Sequence[InfraEvent]) -> GameRecord:
-    """``game`` with the infrastructure faults that voided its earlier plays."""
-    infra = tuple(e for e in events if e.game_id == game.game_id)
-    return attrs.evolve(game, infra=infra) if infra else game
-
-
 def _voids_note(data: ReportData) -> str:
     """What the game list says of the plays voided by infrastructure faults."""
     if not data.void_plays:
@@ -143,6 +120,21 @@ def _voids_note(data: ReportData) -> str:
             " result.</p>")
 
 
+def _listed_note(data: ReportData) -> str:
+    """What the game list says when it lists a season's last games only."""
+    if data.season is None or len(data.games) == data.stored:
+        return ""
+    return (f'<p class="note">The last {len(data.games):,} of the {data.stored:,} games'
+            " stored (each bot's page lists its last games).</p>")
+
+
+def _crosstable_note(report: RatingReport) -> str:
+    if len(report.bots) <= CROSSTABLE_BOTS:
+        return ""
+    return (f"; the {CROSSTABLE_BOTS} best rated of the {len(report.bots)} bots (each"
+            " pair of all of them: <code>taki-referee ratings --json</code>)")
+
+
 # -------------------------------------------------------------------------- page
 
 
@@ -151,7 +143,7 @@ def render_report(data: ReportData, out_dir: Path, title: str | None = None,
     """The report page; replay links are relative to ``out_dir``; ``pages`` links each
     bot's name to its page."""
     title = title or f"League report: {data.db.name}"
-    summary = header_lines(len(data.games), str(data.db), data.rules, data.time, data.dates,
+    summary = header_lines(data.stored, str(data.db), data.rules, data.time, data.dates,
                            len(data.voided))
     games = (*data.games, *data.voided)
     if data.ratings is None:
@@ -166,15 +158,16 @@ def render_report(data: ReportData, out_dir: Path, title: str | None = None,
         body = (
             f"<section><h2>Leaderboard</h2>{board}"
             f'<p class="note">Bradley-Terry Elo (mean {report.anchor_elo:.0f}), '
-            f"95% intervals from {report.resamples} bootstrap resamples of the duplicate "
-            f"blocks.</p>{elo_chart(report)}</section>"
+            f"95% intervals from {report.resamples} bootstrap resamples of "
+            f"{data.resampled}.</p>{elo_chart(report)}</section>"
             f"<section><h2>Rating over the games</h2>"
             f'<p class="note">The Elo fit refitted after each of {len(data.history_games)} '
             f"growing prefixes of the games, in the order they finished.</p>"
             f"{history_chart(data.history_games, data.history, order)}</section>"
             f"<section><h2>Crosstable</h2>"
             f'<p class="note">Row against column: pairwise score, wins-draws-losses and the '
-            f"likelihood of superiority.</p>{crosstable(report)}</section>"
+            f"likelihood of superiority{_crosstable_note(report)}.</p>"
+            f"{crosstable(report, CROSSTABLE_BOTS)}</section>"
             f"<section><h2>Forfeits by reason</h2>{forfeit_table(data.forfeits, order)}</section>"
             f"<section><h2>Time use</h2>"
             f'<p class="note">Each answer\'s time from request to answer; a near miss came'
@@ -183,7 +176,7 @@ def render_report(data: ReportData, out_dir: Path, title: str | None = None,
                f'<p class="note">Each series is rated as one game, by its places: the'
                f" lowest total of penalty points first (RULES.md R24).</p>"
                f"{series_table(data.series)}</section>" if data.series else "")
-            + f"<section><h2>Games</h2>{_voids_note(data)}"
+            + f"<section><h2>Games</h2>{_listed_note(data)}{_voids_note(data)}"
             f"{games_table(games, data.db, out_dir)}</section>"
         )
     return fill_template("report.html", TITLE=escape(title), SUMMARY=summary, BODY=body)
@@ -194,25 +187,31 @@ def bots_folder(target: Path) -> Path:
     return target.with_name(f"{target.stem}-bots")
 
 
-def write_report(db: Path, target: Path, points: int = 20, title: str | None = None
-                 ) -> ReportData:
-    """Write the report to ``target`` and a page per bot beside it (:func:`bots_folder`)."""
-    data = load_report(db, points)
+def write_report(db: Path, target: Path, points: int = 20, title: str | None = None,
+                 data: ReportData | None = None) -> ReportData:
+    """Write the report to ``target`` and a page per bot beside it (:func:`bots_folder`),
+    of ``data`` when given (read from ``db`` by :func:`load_report`, else now)."""
+    data = load_report(db, points) if data is None else data
     folder = bots_folder(target)
     bots = [] if data.ratings is None else list(data.ratings.names)
     pages = page_links(bots, folder.name)
     write_atomically(target, render_report(data, target.parent, title, pages), what="report")
     title = title or f"League report: {db.name}"
+    versions = versions_by_name(bots)
     for bot in bots:
+        played, own = data.games_of(bot)
         body = bot_page_body(
-            bot, ratings=data.ratings, games=data.games, forfeits=data.forfeits,
-            times=data.times, retired=data.retired, bots=bots, db=db, out_dir=folder,
-            back=f"../{target.name}")
+            bot, ratings=data.ratings, games=own, forfeits=data.forfeits,
+            times=data.times, retired=data.retired, bots=versions[bot], db=db,
+            out_dir=folder, back=f"../{target.name}", played=played)
         page = fill_template("report.html", TITLE=escape(f"{bot}: {title}"),
-                             SUMMARY=header_lines(len(data.games), str(db), data.rules,
+                             SUMMARY=header_lines(data.stored, str(db), data.rules,
                                                   data.time, data.dates, len(data.voided)),
                              BODY=body)
-        write_atomically(folder / page_name(bot), page, what="report", make_parents=True)
+        # A thousand bots: a thousand pages, each made again by the next run; the
+        # report itself is synced.
+        write_atomically(folder / page_name(bot), page, what="report", make_parents=True,
+                         sync=False)
     return data
 
 

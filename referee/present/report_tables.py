@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from referee.core import SeriesResult, TimeUse
+from referee.core import SeriesResult, TimeSummary, TimeUse
 from referee.league import GameRecord
 from referee.present.report_charts import bot_color
 from referee.ratings import RatingReport
@@ -72,7 +72,7 @@ def series_table(series: Sequence[SeriesResult]) -> str:
     )
 
 
-def time_table(times: dict[str, TimeUse], order: Sequence[str]) -> str:
+def time_table(times: Mapping[str, TimeUse | TimeSummary], order: Sequence[str]) -> str:
     """Each bot's answer times: decisions, mean, p95 and max in ms, near misses."""
     rows = []
     for name in [*order, *sorted(set(times) - set(order))]:
@@ -100,8 +100,9 @@ def time_table(times: dict[str, TimeUse], order: Sequence[str]) -> str:
 NUMBERED_FROM = 7
 
 
-def crosstable(report: RatingReport) -> str:
-    names = report.names
+def crosstable(report: RatingReport, most: int | None = None) -> str:
+    """Row against column, the best rated first (at most ``most`` of them)."""
+    names = report.names[:most]
     numbered = len(names) >= NUMBERED_FROM
     number = {name: i for i, name in enumerate(names, 1)}
     head = "".join(

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from .leaderboard import BotRating, RatingReport, rate
     from .models import MULTIPLAYER_MODEL, RATING_MODELS, RatingModel, model_named
     from .online import Belief, OnlineRatings, misorder
-    from .pair_fit import PairCounts, rate_pair_counts
+    from .pair_fit import PairCounts, PairGames, pair_elos, pair_history, rate_pair_counts
     from .sprt import Sprt, SprtState
 else:
     __getattr__, __dir__, __all__ = lazy_face(__name__, __file__)

@@ -18,6 +18,7 @@ from the point estimate by Newton steps with the point estimate's Hessian
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 
 import attrs
@@ -32,7 +33,7 @@ from referee.ratings.elo import (
 )
 from referee.ratings.leaderboard import BotRating, PairRecord, RatingReport
 
-__all__ = ["PairCounts", "rate_pair_counts"]
+__all__ = ["PairCounts", "PairGames", "pair_elos", "pair_history", "rate_pair_counts"]
 
 _Array = npt.NDArray[np.float64]
 
@@ -50,6 +51,19 @@ class PairCounts:
     wins: tuple[int, ...]
     draws: tuple[int, ...]
     losses: tuple[int, ...]
+
+
+@attrs.frozen
+class PairGames:
+    """The pairs of seats of a league's games: for each pair (in the order of its
+    game's number, ``game``), its bots (``first < second``, indices into ``names``)
+    and the first's points against the second (1 a win, 0.5 a draw, 0 a loss)."""
+
+    names: tuple[str, ...]
+    game: npt.NDArray[np.int64]
+    first: npt.NDArray[np.intp]
+    second: npt.NDArray[np.intp]
+    points: _Array
 
 
 @attrs.frozen
@@ -97,9 +111,10 @@ class _Problem:
         hess[np.arange(self.n), np.arange(self.n)] = diag
         return hess
 
-    def newton(self, theta: _Array, pts: _Array) -> _Array:
+    def newton(self, theta: _Array, pts: _Array, stop: float = 1e-10) -> _Array:
         """The maximum by damped Newton steps (the iteration of
-        :func:`referee.ratings.newton.maximize`, its stopping rules included)."""
+        :func:`referee.ratings.newton.maximize`, its stopping rules included: the
+        last step below ``stop``)."""
         theta = theta.copy()
         free = self.free()
         value = self.objective(theta, pts)
@@ -113,7 +128,7 @@ class _Problem:
             biggest = float(np.max(np.abs(step)))
             if biggest < 1e-6:
                 theta[free] += step
-                if biggest < 1e-10:
+                if biggest < stop:
                     break
                 value = self.objective(theta, pts)
                 continue
@@ -158,6 +173,56 @@ def _anchored(theta: _Array, anchor: int | None, anchor_elo: float) -> _Array:
     elos = theta * ELO_PER_NAT
     ref = elos[anchor] if anchor is not None else float(np.mean(elos))
     return elos - ref + anchor_elo
+
+
+def pair_elos(counts: PairCounts, prior: float = 1.0) -> dict[str, float]:
+    """Every bot's Elo (mean 1500) in the fit of ``counts``, without the resamples and
+    the pair tables of :func:`rate_pair_counts`: the point estimates alone."""
+    n = len(counts.names)
+    if not n:
+        return {}
+    check_fit_args(list(counts.names), None, prior)
+    wins, draws, losses = (np.array(c, dtype=np.float64)
+                           for c in (counts.wins, counts.draws, counts.losses))
+    problem = _Problem(n, np.array(counts.first, dtype=np.intp),
+                       np.array(counts.second, dtype=np.intp), wins + draws + losses, prior)
+    theta = problem.newton(np.zeros(n), wins + 0.5 * draws)
+    return dict(zip(counts.names, _anchored(theta, None, 1500.0).tolist(), strict=True))
+
+
+def pair_history(pairs: PairGames, cuts: Sequence[int], prior: float = 1.0
+                 ) -> dict[str, list[float | None]]:
+    """The Elo (mean 1500) of every bot in the fit of each prefix of the games, a
+    prefix's games those numbered up to its cut (``cuts`` ascending): what
+    :func:`referee.ratings.rate` gives with the Bradley-Terry model and no resamples,
+    ``None`` before a bot's first game. Each prefix's fit starts from the last one's."""
+    names = pairs.names
+    n = len(names)
+    history: dict[str, list[float | None]] = {name: [] for name in names}
+    key = pairs.first * n + pairs.second
+    cnt = np.zeros(n * n)
+    pts = np.zeros(n * n)
+    theta = np.zeros(n)
+    start = 0
+    for end in np.searchsorted(pairs.game, np.asarray(cuts), side="right").tolist():
+        cnt += np.bincount(key[start:end], minlength=n * n)
+        pts += np.bincount(key[start:end], pairs.points[start:end], n * n)
+        start = end
+        met = np.flatnonzero(cnt)
+        i, j = np.divmod(met, n)
+        present = np.flatnonzero(np.bincount(i, minlength=n) + np.bincount(j, minlength=n))
+        index = np.full(n, -1)
+        index[present] = np.arange(len(present))
+        problem = _Problem(len(present), index[i], index[j], cnt[met], prior)
+        if len(present):
+            # A step below 1e-6 near the maximum leaves an error of its square: the
+            # one more solve of the 1e-10 rule would not move a point of the chart.
+            theta[present] = problem.newton(theta[present], pts[met], stop=1e-6)
+            elos = _anchored(theta[present], None, 1500.0)
+        seen = dict(zip(present.tolist(), elos.tolist() if len(present) else [], strict=True))
+        for k, name in enumerate(names):
+            history[name].append(seen.get(k))
+    return history
 
 
 def rate_pair_counts(
@@ -222,10 +287,15 @@ def _bootstrap(problem: _Problem, theta_hat: _Array, results: tuple[_Array, _Arr
     rest = draws + losses
     p_draw = np.divide(draws, rest, out=np.zeros_like(cnt), where=rest > 0)
     pairs = list(zip(problem.i.tolist(), problem.j.tolist(), strict=True))
+    games = cnt.astype(np.int64)
+    # Only the pairs that drew may draw again: NumPy's binomial draws no number when
+    # its chance or its count is 0, so leaving the others out keeps the stream.
+    drawing = np.flatnonzero(p_draw > 0)
     found = []
     for _ in range(resamples):
-        w = rng.binomial(cnt.astype(np.int64), p_win).astype(np.float64)
-        d = rng.binomial((cnt - w).astype(np.int64), p_draw).astype(np.float64)
+        w = rng.binomial(games, p_win)
+        d = np.zeros(len(w))
+        d[drawing] = rng.binomial(games[drawing] - w[drawing], p_draw[drawing])
         pts = w + 0.5 * d
         if problem.prior == 0.0 and not mle_exists(problem.n, pairs, pts.tolist(),
                                                     cnt.tolist()):
@@ -241,23 +311,61 @@ def _percentile(values: _Array, q: float) -> float:
     return float(values[lo] + (pos - lo) * (values[hi] - values[lo]))
 
 
+class _LosRow(Mapping[str, float]):
+    """One bot's likelihoods of superiority over every other bot, computed when asked
+    (a thousand bots' rows would be a million entries, of which a report shows few):
+    0.5 against a bot it never met."""
+
+    def __init__(self, name: str, names: tuple[str, ...], known: frozenset[str],
+                 met: Mapping[str, PairRecord], chances: dict[tuple[int, int], float]) -> None:
+        self._name, self._names, self._known = name, names, known
+        self._met, self._chances = met, chances
+
+    def __getitem__(self, other: str) -> float:
+        if other == self._name or other not in self._known:
+            raise KeyError(other)
+        record = self._met.get(other)
+        if record is None:
+            return 0.5
+        key = (record.wins, record.losses)
+        chance = self._chances.get(key)
+        if chance is None:
+            chance = self._chances[key] = likelihood_of_superiority(*key)
+        return chance
+
+    def __iter__(self) -> Iterator[str]:
+        return (b for b in self._names if b != self._name)
+
+    def __len__(self) -> int:
+        return len(self._names) - 1
+
+
 def _pair_tables(
     counts: PairCounts,
-) -> tuple[dict[str, MappingProxyType[str, float]], dict[str, MappingProxyType[str, PairRecord]]]:
+) -> tuple[dict[str, Mapping[str, float]], dict[str, MappingProxyType[str, PairRecord]]]:
     """The likelihood of superiority of every ordered pair (0.5 for pairs that never
     met, as in :func:`referee.ratings.rate`), and the crosstable of the pairs that met."""
     names = counts.names
+    # Few pairs differ in their counts: each distinct record is made, and its LOS
+    # computed, once.
+    records: dict[tuple[int, int, int], PairRecord] = {}
+    chances: dict[tuple[int, int], float] = {}
     met: dict[str, dict[str, PairRecord]] = {name: {} for name in names}
     for i, j, w, d, lost in zip(counts.first, counts.second, counts.wins, counts.draws,
                                 counts.losses, strict=True):
         if w + d + lost:
-            met[names[i]][names[j]] = PairRecord(w, d, lost)
-            met[names[j]][names[i]] = PairRecord(lost, d, w)
-    los: dict[str, MappingProxyType[str, float]] = {}
-    for a in names:
-        row = dict.fromkeys((b for b in names if b != a), 0.5)
-        for b, record in met[a].items():
-            row[b] = likelihood_of_superiority(record.wins, record.losses)
-        los[a] = MappingProxyType(row)
+            met[names[i]][names[j]] = _record(records, w, d, lost)
+            met[names[j]][names[i]] = _record(records, lost, d, w)
+    known = frozenset(names)
+    los: dict[str, Mapping[str, float]] = {
+        a: _LosRow(a, names, known, met[a], chances) for a in names}
     return los, {a: MappingProxyType(row) for a, row in met.items()}
 
+
+def _record(records: dict[tuple[int, int, int], PairRecord], wins: int, draws: int,
+            losses: int) -> PairRecord:
+    key = (wins, draws, losses)
+    record = records.get(key)
+    if record is None:
+        record = records[key] = PairRecord(wins, draws, losses)
+    return record

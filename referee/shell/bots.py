@@ -59,6 +59,7 @@ from referee.core import (
 )
 from referee.shell.cputime import CpuMeter, load_per_cpu
 from referee.shell.process import RECEIVE_CHUNK_BYTES
+from referee.shell.sandbox import WrappedBotProcess
 from referee.shell.spawn import open_bot_process
 from referee.shell.waits import WaitWatch, timed_receive
 
@@ -128,6 +129,8 @@ class BotConnection:
         self.slack = 1.0
         #: The last wait for the bot's exit after ``error`` or ``shutdown``, in seconds.
         self.exit_wait_s = 0.0
+        #: The rules of the bot's timed waits, reset for each (one wait at a time).
+        self._policy = WaitPolicy(start=0.0, span_ms=0.0, told_ms=0.0, watched=False)
 
     def wait_s(self, base_ms: int) -> float:
         """One of the conversation's fixed waits (``referee.core.margins``), in seconds:
@@ -220,8 +223,9 @@ class BotConnection:
             start = await self.send(Hello(referee=REFEREE_ID), span_ms / 1000)
         except BotTimeout:
             raise BotTimeout(f"no hello within the startup time of {startup_ms} ms") from None
-        policy = WaitPolicy(start=start, span_ms=span_ms, told_ms=startup_ms,
-                            watched=watch is not None, starved_cap=starved_cap)
+        policy = self._policy
+        policy.reset(start=start, span_ms=span_ms, told_ms=startup_ms,
+                     watched=watch is not None, starved_cap=starved_cap)
         reply, verdict = await timed_receive(self, policy, watch)
         if reply is None:
             raise WaitTimeout(f"no hello within the startup time of {startup_ms} ms",
@@ -286,12 +290,12 @@ class BotConnection:
         basis: TimeBasis = TimeBasis.WALL,
         watch: WaitWatch | None = None,
         starved_cap: int = STARVED_WAIT_CAP,
-    ) -> tuple[Answer, Verdict]:
+    ) -> Verdict:
         """Send a request and wait for its answer until the deadline: ``deadline_ms``
         enforces the request's own ``deadline_ms`` (the time the bot was told it has)
-        plus the grace. Returns the answer and the verdict of the wait
-        (``referee.core.waiting``), whose ``charged_ms`` is the time the bot is charged;
-        a wait that ended without an answer raises
+        plus the grace. Returns the verdict of the wait (``referee.core.waiting``),
+        which carries the answer (``answer``, never None here) and the time the bot is
+        charged (``charged_ms``); a wait that ended without an answer raises
         :class:`~referee.core.waiting.WaitTimeout`, with the figures to judge whose
         fault it was when it may be the machine's.
 
@@ -308,24 +312,25 @@ class BotConnection:
         if self.codec.buffered or self.process.readable_now():
             await self._refuse_unsolicited(message.TYPE)
         meter = self.cpu if basis is TimeBasis.CPU else None
-        before = None if meter is None else meter.quick()
+        used = before = None
+        if meter is not None:
+            before = meter.quick()
+            used = meter.used_since(before)
         if watch is not None:
             watch.arm(before)  # the cheap reading: its CPU time since the request
         cap_ms = deadline_ms * (CPU_WALL_CAP if meter is not None else 1)
         start = await self.send(message, timeout_s=cap_ms / 1000)
-        policy = WaitPolicy(start=start, span_ms=deadline_ms, told_ms=message.deadline_ms,
-                            watched=watch is not None, metered=meter is not None,
-                            basis=basis, starved_cap=starved_cap)
-        used = None
-        if meter is not None and before is not None:
-            def used() -> float:
-                return meter.quick().since(before)
+        policy = self._policy
+        policy.reset(start=start, span_ms=deadline_ms, told_ms=message.deadline_ms,
+                     watched=watch is not None, metered=meter is not None, basis=basis,
+                     starved_cap=starved_cap)
         reply, verdict = await timed_receive(self, policy, watch, used)
         if reply is None:
             raise WaitTimeout(verdict.detail, verdict.figures)
         if not isinstance(reply, Answer):
             raise BotProtocolError(f"expected an action, got {reply.TYPE}")
-        return reply, verdict
+        return Verdict(verdict.answered, verdict.charged_ms, verdict.detail, verdict.figures,
+                       reply)
 
     async def _refuse_unsolicited(self, what: str) -> None:
         """Raise BotProtocolError when the bot wrote a message before the request that it
@@ -412,7 +417,8 @@ async def open_bot(
     command = spec.local_command()
     async with open_bot_process(command, stderr_path=stderr_path) as process:
         conn = connection(spec.name, process)
-        conn.cpu = meter = CpuMeter(process.pid, niceness=command.limits.niceness or 0)
+        conn.cpu = meter = CpuMeter(process.pid, niceness=command.limits.niceness or 0,
+                                    wrapped=isinstance(process, WrappedBotProcess))
         conn.slack = slack
         try:
             async with bot_session(conn, startup_ms=startup_ms, grace_ms=grace_ms,

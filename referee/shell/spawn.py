@@ -237,15 +237,25 @@ async def open_bot_process(
         command, process, log, stderr_cap_bytes, guard=guard, cgroup=cgroup)
     try:
         async with service_nursery() as nursery:
+            listener = _serve_sysinfo(nursery, listener, wanted, bot.pid)
             bot.start_services(nursery)
-            if listener is not None:
-                nursery.start_soon(serve, listener, figures_for(wanted),
-                                   name=f"bot {bot.pid} sysinfo")
             try:
                 yield bot
             finally:
                 with trio.CancelScope(shield=True):
                     await bot.aclose()
     finally:
+        if listener is not None:  # the nursery failed to open: no sysinfo answers
+            os.close(listener)
         with trio.CancelScope(shield=True):  # no-op unless the nursery failed to open
             await bot.aclose()
+
+
+def _serve_sysinfo(nursery: trio.Nursery, listener: int | None, limits: ResourceLimits,
+                   pid: int) -> int | None:
+    """Answer the ``sysinfo`` calls of the bot whose listener is ``listener`` (if it
+    has one) from a task of ``nursery``, which owns the listener from now on and closes
+    it whatever happens; what the caller still holds: nothing."""
+    if listener is not None:
+        nursery.start_soon(serve, listener, figures_for(limits), name=f"bot {pid} sysinfo")
+    return None

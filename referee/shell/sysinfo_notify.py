@@ -22,7 +22,9 @@ bot (:func:`serve`): it receives a notification, opens the caller's
 reused), writes the figures at the caller's pointer (from a worker thread: the page may
 have to come back from swap), and answers "0". A notification
 whose pid the referee cannot see, or whose pointer it cannot write, is answered with
-``ENOSYS`` or ``EFAULT``. Once the referee's descriptor is closed (the bot is being
+``ENOSYS`` or ``EFAULT``; one whose caller is gone, with ``ENOSYS`` (which reaches no
+one): none is left unanswered. The pointer is read as the kernel reads it (the lower
+32 bits of a 32-bit call's). Once the referee's descriptor is closed (the bot is being
 closed, or the referee is gone), the kernel fails every ``sysinfo`` with ``ENOSYS``
 at once: no call ever waits for a referee that is not there.
 
@@ -82,6 +84,8 @@ _RESP: Final = struct.Struct("<QqiI")
 _IOCTL_RECV: Final = 0xC0000000 | _NOTIF.size << 16 | ord("!") << 8 | 0
 _IOCTL_SEND: Final = 0xC0000000 | _RESP.size << 16 | ord("!") << 8 | 1
 _IOCTL_ID_VALID: Final = 0x40000000 | 8 << 16 | ord("!") << 8 | 2
+#: The number Linux 5.0-5.6 knew it by (_IOR: later kernels still take it).
+_IOCTL_ID_VALID_OLD: Final = 0x80000000 | 8 << 16 | ord("!") << 8 | 2
 _AUDIT_ARCH_64BIT: Final = 0x80000000
 #: struct sysinfo of a 64-bit process (x86-64 and x32 alike): uptime, loads[3],
 #: totalram, freeram, sharedram, bufferram, totalswap, freeswap, procs, pad,
@@ -186,15 +190,14 @@ class SysinfoNotifier:
         :meth:`install_in_child` failed, and so did its start)."""
         self._ours.setblocking(False)
         try:
-            _, fds, _, _ = socket.recv_fds(self._ours, 1, 1)
+            # Close-on-exec as it arrives: a process another thread of the referee
+            # starts meanwhile must not inherit it (it would outlive the referee).
+            _, fds, _, _ = socket.recv_fds(self._ours, 1, 1, socket.MSG_CMSG_CLOEXEC)
         except OSError:
             return None
         for extra in fds[1:]:
             os.close(extra)
-        if not fds:
-            return None
-        os.set_inheritable(fds[0], False)  # in no other child: it would outlive the referee
-        return fds[0]
+        return fds[0] if fds else None
 
     def close(self) -> None:
         self._ours.close()
@@ -225,8 +228,10 @@ async def serve(listener: int, figures: Figures) -> None:
                 tokens -= 1
                 call = _receive(listener)
                 if call is not None:  # written from a thread: the caller's pages may
-                    await trio.to_thread.run_sync(  # have to come back from swap first
-                        _answer, listener, call, figures, abandon_on_cancel=True)
+                    # have to come back from swap first. The thread gets a descriptor of
+                    # its own: abandoned on cancel, it never uses a number closed here.
+                    await trio.to_thread.run_sync(
+                        _answer, os.dup(listener), call, figures, abandon_on_cancel=True)
     finally:
         trio.lowlevel.notify_closing(listener)
         os.close(listener)
@@ -263,34 +268,39 @@ def _receive(listener: int) -> _Call | None:
     except OSError:  # ENOENT
         return None
     notification, pid, _flags, _nr, arch, _ip, pointer, *_ = _NOTIF.unpack(buffer)
+    if not arch & _AUDIT_ARCH_64BIT:  # the kernel's 32-bit call reads only the register's
+        pointer &= _U32  # lower half (int 0x80 from a 64-bit process may set the upper)
     return _Call(notification, pid, arch, pointer)
 
 
 def _answer(listener: int, call: _Call, figures: Figures) -> None:
-    """Write the figures into the caller and let it go on (a caller gone: nothing)."""
+    """Write the figures into the caller and let it go on; then close ``listener`` (a
+    copy of the referee's). Every notification is answered: one whose caller is gone
+    just fails (``ENOENT``), while one left unanswered would hold its caller for as
+    long as the bot lives."""
     notification = call.notification
-    error = _write(listener, notification, call.pid, figures.packed(call.arch, _uptime()),
-                   call.pointer)
-    if error is None:
-        return
-    with contextlib.suppress(OSError):  # ENOENT: the caller is gone
-        fcntl.ioctl(listener, _IOCTL_SEND,
-                    bytearray(_RESP.pack(notification, 0, -error if error else 0, 0)))
+    try:
+        error = _write(listener, notification, call.pid,
+                       figures.packed(call.arch, _uptime()), call.pointer)
+        with contextlib.suppress(OSError):  # ENOENT: the caller is gone
+            fcntl.ioctl(listener, _IOCTL_SEND,
+                        bytearray(_RESP.pack(notification, 0, -error if error else 0, 0)))
+    finally:
+        os.close(listener)
 
 
-def _write(listener: int, notification: int, pid: int, data: bytes, pointer: int
-           ) -> int | None:
+def _write(listener: int, notification: int, pid: int, data: bytes, pointer: int) -> int:
     """Write ``data`` at ``pointer`` in process ``pid``: 0 when done, else the errno
-    to answer with; None when the notification is no longer alive."""
+    to answer with (nothing is written once the notification is no longer alive)."""
     if pid == 0:  # a process the referee's pid namespace does not see
         return errno.ENOSYS
     try:
         memory = os.open(f"/proc/{pid}/mem", os.O_WRONLY | os.O_CLOEXEC)
     except OSError:
-        return None if not _alive(listener, notification) else errno.ENOSYS
-    try:
+        return errno.ENOSYS
+    try:  # after the open: the descriptor holds the memory of the process it opened
         if not _alive(listener, notification):  # pid reused after the caller died
-            return None
+            return errno.ENOSYS
         try:
             written = os.pwrite(memory, data, pointer)
         except (OSError, OverflowError):
@@ -301,11 +311,16 @@ def _write(listener: int, notification: int, pid: int, data: bytes, pointer: int
 
 
 def _alive(listener: int, notification: int) -> bool:
-    try:
-        fcntl.ioctl(listener, _IOCTL_ID_VALID, struct.pack("<Q", notification))
-    except OSError:
-        return False
-    return True
+    """Whether the notification still waits for its answer (its caller is alive)."""
+    for number in (_IOCTL_ID_VALID, _IOCTL_ID_VALID_OLD):
+        try:
+            fcntl.ioctl(listener, number, struct.pack("<Q", notification))
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return False
+            continue  # a kernel that knows the number only by its other name
+        return True
+    return False
 
 
 def _uptime() -> int:

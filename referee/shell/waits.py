@@ -70,13 +70,16 @@ class WaitWatch:
             self._end = None
 
     def arm(self, sample: CpuSample | None = None) -> None:
-        """Read the bot's CPU time as its request goes out (the cheap reading, from
-        files kept open; or ``sample``, such a reading taken already), so that the
+        """Begin watching a new wait (one watch serves every wait of a seat, one after
+        the other): read the bot's CPU time as its request goes out (the cheap reading,
+        from files kept open; or ``sample``, such a reading taken already), so that the
         figures tell its CPU time over the whole wait; its waits for a CPU are read from
         the check point on."""
         if sample is None and self.meter is not None:
             sample = self.meter.quick()
         self._armed = sample
+        self._mine = self._host = self._end = None
+        self._others = []
 
     def begin(self) -> None:
         """Sample at the check point (once)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from jsonout import strict_json
-from processes import deal_memory_command, pids_with_a_deal_twice
+from processes import deal_memory_command, pids_with_a_deal_twice, unmeasured_env
 
 from referee.cli.main import main
 from referee.league import store as store_module
@@ -656,7 +656,7 @@ def test_help_version_and_argument_errors_load_no_heavy_module(args: list[str]) 
         "             or m.startswith('referee.rules')), file=sys.stderr)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                            timeout=60)
+                            timeout=60, env=unmeasured_env())
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
 
 

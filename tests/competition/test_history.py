@@ -4,22 +4,28 @@ bound, ranks at a moment, and the full fit made in a process of its own."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import trio
+from season_games import store_games
 
+from referee.competition import Season
 from referee.competition.history import (
     Snapshot,
+    fitted_elos,
     history_of,
     latest_fit,
     ranks_at,
     record_snapshot,
 )
 from referee.competition.ladder_control import LiveRating
+from referee.league import rated_games
 from referee.league.store import GameRecord, ResultStore, SeatRecord
+from referee.ratings import rate
 from referee.server.history_link import snapshot_now
 
 
@@ -81,3 +87,22 @@ def test_snapshots_come_every_ten_minutes_and_sooner_while_the_season_is_young()
     assert not _due(10_000 + EVERY_SEATS, 10_000, 1.0)  # a tenth of 10000 seats
     assert _due(11_000, 10_000, 1.0)
     assert _due(10_001, 10_000, EVERY_S)
+
+
+def test_the_full_fit_of_a_season_is_made_from_its_pair_counts(tmp_path: Path) -> None:
+    """With the season's aggregates up to date the fit reads the pair counts (no game)
+    and gives the Bradley-Terry fit of every game; behind the games it reads them."""
+    db = tmp_path / "c.sqlite"
+    store_games(db, 200)  # tables of 2 to 4 bots, ties
+    with ResultStore(db) as store:
+        store.note("rating_model", "bradley-terry")
+        full = {b.name: b.elo for b in rate(rated_games(store), resamples=0,
+                                            model="bradley-terry").bots}
+    assert fitted_elos(db) == pytest.approx(full, abs=1e-6)  # no aggregates: every game
+    with Season(db) as season:
+        season.fold()
+    changed = sqlite3.connect(db)
+    with changed:  # the seats are no longer read: changing them changes nothing
+        changed.execute("UPDATE seats SET place = 1")
+    changed.close()
+    assert fitted_elos(db) == pytest.approx(full, abs=1e-6)

@@ -21,6 +21,7 @@ import trio
 from jsonout import strict_json
 from processes import league_deal, pids_with_a_deal_twice
 
+from referee.competition import ladder as ladder_module
 from referee.competition.ladder import LadderSettings, full_ratings, run_ladder
 from referee.competition.ladder_control import (
     GameLanded,
@@ -125,7 +126,12 @@ async def test_a_ladder_plays_whole_meetings_and_rates_them(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-async def test_a_new_bot_is_placed_first_and_a_left_bot_retires(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_loop_field", [200, pytest.param(0, marks=pytest.mark.slow)],
+                         ids=["matched-in-loop", "matched-in-a-thread"])
+async def test_a_new_bot_is_placed_first_and_a_left_bot_retires(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_loop_field: int) -> None:
+    # A big field is matched in a worker thread (0: every field here): the same choices.
+    monkeypatch.setattr(ladder_module, "_IN_LOOP_FIELD", in_loop_field)
     db = tmp_path / "ladder.sqlite"
     a, b, c = bot("a@1", seed=1), bot("b@1", seed=2), bot("c@1", "greedy")
     control = LadderControl([a, b])

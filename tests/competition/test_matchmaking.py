@@ -188,3 +188,29 @@ def test_the_far_bots_keep_their_least_weight_all_together() -> None:
                     for s in range(600))
     share = 1 - drawn["close"] / 600
     assert abs(share - far_weight / (far_weight + close_weight)) < 0.07
+
+
+@pytest.mark.parametrize("placement", [0, 3])
+def test_waits_counted_from_any_mark_choose_the_same_tables(placement: int) -> None:
+    """The ladder keeps each bot's entrant until it changes, its wait counted back from
+    a fixed mark rather than from the tables chosen so far: the waits of the whole
+    field are more by one number, and every table chosen is the same, from the same
+    random numbers (the placement bots still first)."""
+    shift = 1 << 40  # the ladder's mark
+    rng = random.Random(7)
+    ratings = {f"b{i}": (rng.gauss(1500, 200), rng.uniform(30, 200)) for i in range(60)}
+    plain, shifted = random.Random(3), random.Random(3)
+    games = Counter({n: rng.randint(0, 6) for n in ratings})
+    last = {n: -rng.randint(0, 5) for n in ratings}
+    for chosen in range(300):
+        field = [(n, Belief(mu, sigma, games[n]), games[n]) for n, (mu, sigma)
+                 in ratings.items()]
+        size = 2 + chosen % 3
+        first = choose_table([Entrant(n, b, g, chosen - last[n]) for n, b, g in field],
+                             size, plain, placement_games=placement)
+        second = choose_table([Entrant(n, b, g, shift - last[n]) for n, b, g in field],
+                              size, shifted, placement_games=placement)
+        assert first == second and first is not None
+        for name in first:
+            games[name] += 1
+            last[name] = chosen + 1

@@ -6,6 +6,7 @@ pair counts")."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,24 @@ def test_ratings_command_reads_the_counts(tmp_path: Path,
     with ResultStore(db, readonly=True) as store:
         full = rate(rated_games(store), model="bradley-terry")
     assert [r["elo"] for r in shown["ratings"]] == [round(b.elo, 1) for b in full.bots]
+
+
+def test_a_read_waits_for_the_fold_of_a_game_just_stored(tmp_path: Path) -> None:
+    """The ladder folds right after it stores a game: a read in between waits for the
+    fold (up to FOLD_WAIT_S) rather than falling back to reading every game."""
+    db = _season(tmp_path, 60)
+    store_games(db, 1, seed=5, first=700)  # stored, not folded yet
+
+    def fold() -> None:
+        with Season(db) as season:
+            season.fold()
+
+    folder = threading.Timer(0.3, fold)
+    folder.start()
+    try:
+        counts = season_pair_counts(db)
+    finally:
+        folder.join()
+    assert counts is not None
+    with ResultStore(db, readonly=True) as store:
+        assert sum(counts.games) == sum(len(g.seats) for g in store.games())

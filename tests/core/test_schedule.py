@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from schedules import round_robin
@@ -124,7 +125,7 @@ def test_rotate() -> None:
     assert [g.seats for g in block_games(("a", "b"), 0, 1)] == [("a", "b"), ("b", "a")]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     n=st.integers(min_value=2, max_value=7),
     size=st.integers(min_value=2, max_value=7),

@@ -6,7 +6,7 @@ Usage: sandbox_probe.py MODE [ARG...]
   read =PATH...   read any of these files (each path after a "=", so that the sandbox
                   does not take it for a file of the bot's own)
   connect PORT    open a TCP connection to 127.0.0.1:PORT
-  tmp             find /tmp/sandbox-probe left by an earlier process, then leave it
+  tmp =PATH       find PATH (in /tmp) left by an earlier process, then leave it
   proc            see the referee's guard or the test process (their command lines)
   alloc MB        allocate and touch MB MiB (a memory limit kills it: a crash)
   fork N          fork N children that sleep (a process limit makes forks fail)
@@ -59,7 +59,7 @@ def connect() -> bool:
 
 
 def tmp() -> bool:
-    marker = "/tmp/sandbox-probe"
+    marker = ARGS[0].removeprefix("=")
     found = os.path.exists(marker)
     with open(marker, "w") as f:
         f.write(str(os.getpid()))

@@ -9,6 +9,7 @@ from unittest import mock
 import msgpack
 import pytest
 import taki_protocol.codec as codec_module
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from taki_protocol import (
@@ -421,7 +422,7 @@ def test_unknown_keys_are_ignored() -> None:
     assert referee.next_message() == Answer(id=1, choice=1, last_card=True)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(data=st.binary(max_size=200))
 def test_garbage_never_escapes_as_another_exception(data: bytes) -> None:
     codec = Codec("referee")
@@ -681,7 +682,7 @@ _ITEMS = st.one_of(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(items=st.lists(_ITEMS, max_size=6), cuts=st.lists(st.integers(0, 120), max_size=4))
 def test_a_read_decoded_at_once_reads_as_the_frame_scanner_reads_it(
     items: list[bytes], cuts: list[int]

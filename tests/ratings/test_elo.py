@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -270,7 +271,7 @@ def test_simulated_multiplayer_league_ordering() -> None:
         assert est[name] == pytest.approx(value, abs=60)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     n_bots=st.integers(2, 5),
     per_pair=st.integers(1, 6),

@@ -8,6 +8,7 @@ import random
 from collections.abc import Sequence
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -135,7 +136,7 @@ def test_pentanomial_estimate_by_hand() -> None:
     assert est.los == pytest.approx(0.5 * (1 + math.erf(0.25 / se / math.sqrt(2))))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     counts=st.lists(st.integers(0, 10_000), min_size=5, max_size=5),
     elo0=st.floats(-50, 50),

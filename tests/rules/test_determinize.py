@@ -7,6 +7,7 @@ import random
 from collections import Counter
 
 import pytest
+from budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ def all_cards(state: GameState) -> Counter[int]:
     return cards
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     seed=st.integers(0, 2**32),
     players=st.integers(2, 10),

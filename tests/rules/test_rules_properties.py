@@ -15,6 +15,7 @@ from collections import Counter
 from typing import Any
 
 import msgpack
+from budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from taki_protocol import Decide
@@ -471,7 +472,7 @@ def _args(params: dict[str, Any]) -> tuple[int, int, Rules, int, int, float, flo
 # ------------------------------------------------------------------ the tests
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games)
 def test_random_games_keep_every_invariant(params: dict[str, Any]) -> None:
     """Cards accounted for, only legal actions accepted, every game ends, and a finished
@@ -496,7 +497,7 @@ def test_random_games_keep_every_invariant(params: dict[str, Any]) -> None:
         raise AssertionError("a seat forfeited a finished game")
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games)
 def test_same_seed_and_actions_give_the_same_game(params: dict[str, Any]) -> None:
     players, seed, rules, first_seat, *_ = _args(params)
@@ -507,7 +508,7 @@ def test_same_seed_and_actions_give_the_same_game(params: dict[str, Any]) -> Non
     assert again.events == game.events
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games)
 def test_results_are_valid_rankings(params: dict[str, Any]) -> None:
     params = {**params, "forfeit_rate": max(params["forfeit_rate"], 0.01)}
@@ -515,7 +516,7 @@ def test_results_are_valid_rankings(params: dict[str, Any]) -> None:
     check_result(game)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games)
 def test_views_reveal_nothing_hidden(params: dict[str, Any]) -> None:
     game, _log = play_random_game(*_args(params), view_rate=0.05)

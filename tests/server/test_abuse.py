@@ -22,6 +22,9 @@ import pytest
 from served import bot_folder
 from test_serve import Server, add_participant, taki
 
+#: Each test starts a server process of its own.
+pytestmark = pytest.mark.slow
+
 COMPETITION = """\
 [competition]
 name = "abuse"

@@ -10,6 +10,7 @@ import pytest
 from served import Factory, Served, bot_folder, targz
 
 
+@pytest.mark.slow  # the real build and check
 async def test_an_upload_is_built_checked_and_enters_as_name_at_1(make_server: Factory
                                                                     ) -> None:
     served: Served = await make_server(real_check=True)

@@ -8,8 +8,13 @@ Usage: sandbox_as_nobody.py HOSTILE_BOTS_DIR
   sysctl       what writing /proc/sys/vm/swappiness (its own value) gave
   flock/fcntl  [sent, received] of a pair of channel.py bots, 48 bits in 40 ms slots
   sysinfo      what sysinfo_probe.py saw, with a memory limit of 256 MiB
+  pointers     what sysinfo_pointers.py saw (its own script as the file)
   inodes       [files made, why it stopped] in a /tmp of 1 MiB (at most 5,000 files)
   inodes_run   the same with /run bound in (whose tmpfs is then bwrap's)
+  inodes_shm   the same in /dev/shm
+  run          what a sandboxed bot finds at /run: its entries, or why none
+  mounts       [before, after]: the lines of the host's mount table (this process's)
+               before the first bot and after the last
 """
 
 from __future__ import annotations
@@ -51,11 +56,11 @@ async def output(command: BotCommand, seconds: float = 60) -> str:
 
 
 FILES = """
-import os
+import os, sys
 made = 0
 try:
     while made < 5000:
-        open(f"/tmp/f{made}", "w").close()
+        open(f"{sys.argv[1]}/f{made}", "w").close()
         made += 1
     print(made, "none")
 except OSError as exc:
@@ -102,8 +107,23 @@ async def pair(channel: str) -> list[str]:
     return [bits, got[0]]
 
 
+RUN = """
+import os
+try:
+    print(sorted(os.listdir("/run")))
+except OSError as exc:
+    print(exc.strerror)
+"""
+
+
+def mounts() -> int:
+    with open("/proc/self/mountinfo") as f:
+        return len(f.readlines())
+
+
 async def main() -> None:
     seen: dict[str, object] = {}
+    before = mounts()
     seen["host_uids"] = await host_uids()
     _uid_map, seen["sysctl"] = (await output(BotCommand((sys.executable, "-c", INSIDE),
                                                         sandbox=Sandbox()))).splitlines()
@@ -112,10 +132,17 @@ async def main() -> None:
     probe = BotCommand((sys.executable, str(HOSTILE / "sysinfo_probe.py"), "2"),
                        sandbox=Sandbox(), limits=ResourceLimits(memory_mb=256))
     seen["sysinfo"] = json.loads(await output(probe))
-    for key, binds in (("inodes", ()), ("inodes_run", ("/run",))):
-        made, why = (await output(BotCommand((sys.executable, "-c", FILES), sandbox=Sandbox(
-            tmp_mb=1, binds=binds)))).split(" ", 1)
+    pointers = str(HOSTILE / "sysinfo_pointers.py")
+    seen["pointers"] = json.loads(await output(BotCommand((sys.executable, pointers, pointers),
+                                                          sandbox=Sandbox())))
+    for key, binds, where in (("inodes", (), "/tmp"), ("inodes_run", ("/run",), "/tmp"),
+                              ("inodes_shm", (), "/dev/shm")):
+        made, why = (await output(BotCommand((sys.executable, "-c", FILES, where),
+                                             sandbox=Sandbox(tmp_mb=1, binds=binds))
+                                  )).split(" ", 1)
         seen[key] = [int(made), why]
+    seen["run"] = await output(BotCommand((sys.executable, "-c", RUN), sandbox=Sandbox()))
+    seen["mounts"] = [before, mounts()]
     print(json.dumps(seen), flush=True)
 
 

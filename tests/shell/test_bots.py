@@ -19,6 +19,7 @@ from referee.core.faults import BotCrashed, BotProtocolError, BotTimeout
 from referee.core.margins import GOODBYE_MS
 from referee.core.specs import BotCommand, BotSpec
 from referee.shell.bots import BotConnection, open_bot
+from referee.shell.sandbox import containment
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = Path(__file__).resolve().parents[1] / "hostile_bots"
@@ -86,8 +87,8 @@ async def test_healthy_bot_plays_and_exits_on_shutdown() -> None:
     async with open_bot(script(RANDOM_BOT), startup_ms=5000) as conn:
         assert conn.alive and conn.bot_name == "random-bot"
         await start_game(conn)
-        answer, verdict = await conn.request(decide(conn), 1000)
-        assert answer.choice in (0, 1)
+        verdict = await conn.request(decide(conn), 1000)
+        assert verdict.answer is not None and verdict.answer.choice in (0, 1)
         assert verdict.answered and 0 <= verdict.charged_ms < 1000
         process = conn.process
     # shutdown gave the bot the chance to exit by itself
@@ -123,8 +124,8 @@ async def test_late_answer_is_dropped_after_abandon() -> None:
         assert conn.alive
         # The answer to the first request arrives during the second one and is dropped.
         second = decide(conn)
-        answer, verdict = await conn.request(second, 2000)
-        assert answer.id == second.id
+        verdict = await conn.request(second, 2000)
+        assert verdict.answer is not None and verdict.answer.id == second.id
         assert verdict.charged_ms > 150
 
 
@@ -236,3 +237,17 @@ async def test_crash_detail_keeps_the_stderr_but_tells_the_bots_only_the_exit() 
         "closed its output: the bot exited with status 1; its last stderr lines:\n"
         "Traceback: /secret/path/bot.py"
     )
+
+
+async def test_a_contained_bot_is_read_from_its_namespaces_first_process() -> None:
+    """bwrap runs a contained bot as the child of its own first process: the bot's CPU
+    time is read from that child on, the wrapper's own is not the bot's."""
+    if not containment().contained:
+        pytest.skip("bots cannot be contained here")
+    async with open_bot(script(RANDOM_BOT), startup_ms=10_000) as conn:
+        meter = conn.cpu
+        assert meter is not None and meter.wrapped
+        wrapper = psutil.Process(conn.process.pid)
+        assert [c.pid for c in wrapper.children()] == [meter.root]
+        assert conn.process.pid not in meter.quick().by_pid
+        assert conn.process.pid not in meter.sample().by_pid

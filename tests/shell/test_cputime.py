@@ -145,3 +145,33 @@ def test_an_orphan_given_to_a_sleeping_process_is_found(
     tree.append(spawn(SLEEPING_SUBREAPER))
     meter = CpuMeter(tree[0].pid)
     assert wait_for(meter, 200) >= 200
+
+
+#: A wrapper that spends CPU of its own first (a sandbox's start-up), then starts one
+#: child that spins and waits for it, as ``bwrap`` does.
+WRAPPER = """
+import subprocess, sys, time
+t = time.process_time()
+while time.process_time() - t < 0.3: pass
+subprocess.Popen([sys.executable, "-c", "while True: pass"]).wait()
+"""
+
+
+def test_a_wrapper_is_left_out_of_every_reading(tree: list[subprocess.Popen[bytes]]) -> None:
+    """A wrapped bot is counted from the wrapper's child on, by the quick readings and
+    the thorough samples alike: the wrapper's own CPU is never charged, not even as a
+    process that one reading has and the other has not."""
+    tree.append(spawn(WRAPPER))
+    wrapper = tree[0].pid
+    meter = CpuMeter(wrapper, wrapped=True)
+    until = time.monotonic() + 30
+    while meter.root == wrapper and time.monotonic() < until:
+        time.sleep(0.02)
+    assert meter.root != wrapper
+    quick, thorough, tree_sample = meter.quick(), meter.sample(), meter.tree_sample()
+    for sample in (quick, thorough, tree_sample):
+        assert wrapper not in sample.by_pid and meter.root in sample.by_pid
+    # A thorough sample against a quick reading: the child's CPU since, not the
+    # wrapper's 300 ms of start-up.
+    assert thorough.since(quick) < 250
+    assert wait_for(meter, 200) >= 200

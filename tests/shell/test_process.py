@@ -592,6 +592,7 @@ async def test_no_descriptors_inherited(inheritable_fd: tuple[int, str]) -> None
 
 
 
+@pytest.mark.slow
 async def test_bot_outlives_the_thread_that_started_it() -> None:
     """Trio starts processes from a worker thread that ends after about ten idle
     seconds. Nothing tied to that thread (such as a parent-death signal) may end the

@@ -989,6 +989,7 @@ def hold_pending(
         selector.close()
 
 
+@pytest.mark.slow  # a flood of connections from twelve threads, against a deadline
 @LOOPBACK_NETWORK
 def test_a_few_addresses_cannot_lock_a_bot_out(tmp_path: Path) -> None:
     """Silent connections from other addresses (Linux routes all of 127/8 to the

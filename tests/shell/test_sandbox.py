@@ -105,12 +105,11 @@ def test_no_network_not_even_the_hosts_loopback(
 def test_tmp_is_new_for_every_bot_process(
     here: Path, capsys: pytest.CaptureFixture[str], sandbox: bool
 ) -> None:
-    marker = Path("/tmp/sandbox-probe")
-    marker.unlink(missing_ok=True)
+    marker = Path(f"/tmp/sandbox-probe-{uuid.uuid4().hex}")  # this test's own
     try:
         # Two games: one per seat rotation, each played by a process of its own.
-        games, _ = match(capsys, [probe("tmp"), RANDOM], *(["--sandbox"] if sandbox else []),
-                         games=2)
+        games, _ = match(capsys, [probe("tmp", f"={marker}"), RANDOM],
+                         *(["--sandbox"] if sandbox else []), games=2)
     finally:
         found_outside = marker.exists()
         marker.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 import trio
 from served import bot_folder, targz, uploaded
 
@@ -73,6 +74,7 @@ async def test_a_command_naming_the_token_is_refused(tmp_path: Path) -> None:
     assert LEAKED not in written and TOKEN[:7] not in written
 
 
+@pytest.mark.slow  # the whole check, every scenario, in the sandbox
 async def test_a_path_the_command_does_not_name_is_not_in_the_sandbox(tmp_path: Path) -> None:
     sub, folder = await _checked(tmp_path, "@path.txt")
     written = _everything_written(folder, sub)

@@ -8,6 +8,7 @@ version can be run by that user."""
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -137,9 +138,18 @@ def test_locks_on_a_shared_file_carry_nothing(seen: dict[str, Any], channel: str
     assert got == "0" * len(sent), (sent, got)
 
 
-def test_tmp_has_inodes_in_proportion_to_its_size(seen: dict[str, Any]) -> None:
-    made, why = seen["inodes"]
-    assert made < INODES_PER_MIB and why == "No space left on device", seen["inodes"]
+@pytest.mark.parametrize("key", ["inodes", "inodes_shm"], ids=["tmp", "dev-shm"])
+def test_tmp_has_inodes_in_proportion_to_its_size(seen: dict[str, Any], key: str) -> None:
+    made, why = seen[key]
+    assert made < INODES_PER_MIB and why == "No space left on device", seen[key]
+
+
+def test_the_hosts_run_stays_out_of_sight_and_untouched(seen: dict[str, Any]) -> None:
+    # The tmpfs the bot's process mounts over /run (to hold its /tmp and /dev/shm) is
+    # in a mount namespace of its own: the sandbox sees no /run, the host no new mount.
+    assert seen["run"] == "No such file or directory", seen["run"]
+    before, after = seen["mounts"]
+    assert after == before, seen["mounts"]
 
 
 def test_a_bot_that_must_see_run_gets_bwraps_tmp_bounded_in_size_only(
@@ -155,3 +165,17 @@ def test_sysinfo_tells_fixed_figures(seen: dict[str, Any]) -> None:
     assert all(s == [total, total, 0, 0, 0, 0, PROCS, 0, 0, 0, 1]
                for s in probe["samples"]), probe
     assert probe["phys_pages"] * probe["page_size"] == total, probe
+
+
+def test_sysinfo_is_written_only_where_the_callers_own_call_would(seen: dict[str, Any]
+                                                                   ) -> None:
+    # As tests/shell/test_sandbox_sysinfo_attacks.py checks it as root.
+    pointers = seen["pointers"]
+    assert pointers["shared_file"] == errno.EFAULT and pointers["file_same"], pointers
+    assert pointers["straddle"] == errno.EFAULT, pointers
+    assert pointers["top"] in (errno.EFAULT, -1), pointers
+    high = pointers["high_bits"]
+    assert high["result"] is None or (high["low"] and not high["high"]), pointers
+    # A bot that makes itself undumpable may shut the referee's user out of its memory:
+    # its own calls then fail (ENOSYS), nothing else does.
+    assert pointers["undumpable"] in (0, errno.ENOSYS), pointers

@@ -7,6 +7,7 @@ anywhere but this server.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
@@ -17,6 +18,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.competition import CompetitionHost
 from referee.server.pages import accounts, finals, organizer, public
+from referee.server.pages.kept import Timing
 from referee.server.pages.site import PageError, Site, answer
 
 __all__ = ["mount_pages"]
@@ -52,17 +54,25 @@ ROUTES: list[tuple[str, Handler, str]] = [
 
 
 def _shown(handler: Handler) -> Handler:
-    """A page that cannot be shown answers with its status and a page that says why."""
+    """A page that cannot be shown answers with its status and a page that says why.
+    Every answer says what it cost in its ``Server-Timing`` header
+    (:class:`referee.server.pages.kept.Timing`)."""
     async def wrapped(request: Request) -> Response:
+        began = time.perf_counter()
         try:
-            return await handler(request)
+            response = await handler(request)
         except PageError as exc:
             site = public.site_of(request)
             message, status = exc.message, exc.status
             text = await site.run(lambda: site.render(
                 "error.html", message=message, status=status, session=None,
                 signed_in="", csrf=""))
-            return answer(text, status, private=True)
+            response = answer(text, status, private=True)
+        timing = getattr(request.state, "timing", None)
+        response.headers["Server-Timing"] = (
+            timing if isinstance(timing, Timing) else Timing(how="miss")
+        ).header(time.perf_counter() - began)
+        return response
     return wrapped
 
 

@@ -82,34 +82,58 @@ async def sign_out(request: Request) -> Response:
     return response
 
 
-async def participant_session(site: Site, request: Request) -> Session:
-    """The signed-in participant's session; PageError otherwise (and once the organizer
-    disabled them)."""
+async def _signed_participant(site: Site, request: Request) -> Session:
+    """The signed-in participant's session; PageError otherwise."""
     session = await site.sessions.of(request)
     if session is None:
         raise PageError(401, "sign in with your participant token first")
     if session.role is not Role.PARTICIPANT:
         raise PageError(403, "this page is a participant's")
-    people = await trio.to_thread.run_sync(site.state.store.participants)
-    if any(p.name == session.name and p.disabled for p in people):
-        await site.sessions.end(session)
-        raise PageError(403, f"participant {session.name} is disabled")
     return session
 
 
-async def _submissions(site: Site, name: str) -> list[dict[str, Any]]:
-    subs = await trio.to_thread.run_sync(site.state.store.submissions, name)
+def _disabled(site: Site, name: str) -> bool:
+    """Whether the organizer disabled participant ``name`` (blocking)."""
+    return any(p.name == name and p.disabled for p in site.state.store.participants())
+
+
+async def _refused(site: Site, session: Session) -> PageError:
+    """A disabled participant's session ends."""
+    await site.sessions.end(session)
+    return PageError(403, f"participant {session.name} is disabled")
+
+
+async def participant_session(site: Site, request: Request) -> Session:
+    """The signed-in participant's session; PageError otherwise (and once the organizer
+    disabled them)."""
+    session = await _signed_participant(site, request)
+    if await trio.to_thread.run_sync(_disabled, site, session.name):
+        raise await _refused(site, session)
+    return session
+
+
+def _submissions_of(site: Site, name: str) -> list[dict[str, Any]]:
+    """A participant's submissions as their page shows them (blocking)."""
+    subs = site.state.store.submissions(name)
     return [{"sub": s, "output": s.output[-OUTPUT_CHARS:] if i < OUTPUTS_SHOWN else "",
              "cut": max(0, len(s.output) - OUTPUT_CHARS)} for i, s in enumerate(subs)]
+
+
+async def _submissions(site: Site, name: str) -> list[dict[str, Any]]:
+    return await trio.to_thread.run_sync(_submissions_of, site, name)
 
 
 async def my_page(request: Request, *, problem: str = "", token: str = "",
                   status: int = 200) -> Response:
     site = site_of(request)
-    session = await participant_session(site, request)
-    subs = await _submissions(site, session.name)
+    session = await _signed_participant(site, request)
+    store = site.state.store
+    # What the page reads of the submissions, in one worker thread.
+    disabled, subs, frozen = await trio.to_thread.run_sync(lambda: (
+        _disabled(site, session.name), _submissions_of(site, session.name), store.frozen()))
+    if disabled:
+        raise await _refused(site, session)
     limits = site.state.config.submissions
-    frozen = await trio.to_thread.run_sync(site.state.store.frozen)
     await site.refresh()
     return await site.page(request, "me.html", lambda: {
         **recent_values(site, session.name),

@@ -7,12 +7,13 @@ import time
 from typing import Any, Final
 
 import attrs
+from markupsafe import Markup
 
 from referee.competition import history_of, latest_fit, ranks_at
 from referee.config import VERSION_MARK
 from referee.core import FaultReason
 from referee.server.pages.chart import dated_chart
-from referee.server.pages.digest import Digest
+from referee.server.pages.digest import Digest, Pairing
 from referee.server.pages.site import Site
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "board_page_of",
     "board_values",
     "bot_values",
+    "crosstable_html",
     "crosstable_values",
     "recent_values",
 ]
@@ -116,11 +118,13 @@ def board_page_of(site: Site, name: str) -> int | None:
     return None
 
 
-def crosstable_values(site: Site, board: list[dict[str, Any]]) -> dict[str, Any]:
+def crosstable_values(site: Site, board: list[dict[str, Any]],
+                      table: dict[str, dict[str, Pairing]] | None = None) -> dict[str, Any]:
     """Row against column among the best rated bots of a page of the leaderboard (its
-    ``board`` rows): score, and results."""
+    ``board`` rows): score, and results (from ``table``, their pairings, when read)."""
     names = [r["bot"] for r in board][:CROSSTABLE_BOTS]
-    table = site.digest.stored_games.pairings(names)
+    if table is None:
+        table = site.digest.stored_games.pairings(names)
     cells = []
     for a in names:
         row: list[dict[str, Any] | str | None] = []
@@ -138,6 +142,21 @@ def crosstable_values(site: Site, board: list[dict[str, Any]]) -> dict[str, Any]
         cells.append((a, row))
     return {"names": names, "cells": cells, "numbered": len(names) >= NUMBERED_FROM,
             "left_out": len(board) - len(names)}
+
+
+def crosstable_html(site: Site, board: list[dict[str, Any]], pages: int) -> Markup:
+    """The crosstable of a page of the leaderboard, rendered: the kept rendering while
+    its bots and their results are the same (blocking, with the digest's lock held)."""
+    names = [r["bot"] for r in board][:CROSSTABLE_BOTS]
+    table = site.digest.stored_games.pairings(names)
+    key = (tuple(names), len(board), pages > 1, tuple(sorted(
+        (a, b, p.wins, p.draws, p.losses) for a, row in table.items() for b, p in row.items())))
+    text = site.crosstables.get(key)
+    if text is None:
+        text = site.render_part("crosstable.html", crosstable=crosstable_values(site, board, table),
+                           pages=pages)
+        site.crosstables.put(key, text)
+    return Markup(text)  # rendered by the autoescaping templates
 
 
 @attrs.frozen

@@ -18,12 +18,20 @@ from referee.server.pages.board import (
     board_page_of,
     board_values,
     bot_values,
-    crosstable_values,
+    crosstable_html,
 )
 from referee.server.pages.digest import GameLine, SeatLine
+from referee.server.pages.kept import entity_tag
 from referee.server.pages.logs import game_logs, log_download, public_replay, public_viewer
 from referee.server.pages.sessions import Role, Session
-from referee.server.pages.site import PageError, Site, answer, secure_headers
+from referee.server.pages.site import (
+    PageError,
+    Site,
+    answer,
+    matches,
+    not_modified,
+    secure_headers,
+)
 
 __all__ = ["board", "board_rows", "bot_page", "game_log", "game_log_download", "game_page",
            "game_replay", "game_viewer"]
@@ -34,6 +42,8 @@ VIEWER_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
                         " form-action 'none'; frame-ancestors 'self'")
 #: Viewer pages kept rendered.
 VIEWERS_KEPT: Final = 32
+#: A stored game's replay and viewer never change: browsers may keep them this long.
+REPLAY_CACHE: Final = "public, max-age=86400, immutable"
 
 
 def site_of(request: Request) -> Site:
@@ -48,7 +58,7 @@ def _page(request: Request) -> int:
 
 def _board(site: Site, page: int) -> dict[str, Any]:
     values = board_values(site, page)
-    return {**values, "crosstable": crosstable_values(site, values["rows"])}
+    return {**values, "crosstable_html": crosstable_html(site, values["rows"], values["pages"])}
 
 
 async def board(request: Request) -> Response:
@@ -196,14 +206,17 @@ async def game_replay(request: Request) -> Response:
         raise PageError(404, f"the replay of game {game.number} cannot be read: {exc}"
                         ) from None
     response = JSONResponse(wire, headers={
-        "Content-Disposition": f'attachment; filename="game{game.number}.json"'})
+        "Content-Disposition": f'attachment; filename="game{game.number}.json"',
+        "Cache-Control": REPLAY_CACHE})
     secure_headers(response, VIEWER_POLICY)
     return response
 
 
 @functools.lru_cache(maxsize=VIEWERS_KEPT)
-def _viewer(stored: str, db: str) -> str:
-    return public_viewer(stored, Path(db))
+def _viewer(stored: str, db: str) -> tuple[str, str]:
+    """A game's viewer page, and its ETag."""
+    text = public_viewer(stored, Path(db))
+    return text, entity_tag(text)
 
 
 async def game_viewer(request: Request) -> Response:
@@ -215,10 +228,12 @@ async def game_viewer(request: Request) -> Response:
         raise PageError(404, f"game {game.number} has no replay")
     stored, db = game.replay, str(site.state.store.path)
     try:
-        text = await site.run(lambda: _viewer(stored, db))
+        text, tag = await site.run(lambda: _viewer(stored, db))
     except (ReplayError, OSError) as exc:
         raise PageError(404, f"the replay of game {game.number} cannot be shown: {exc}"
                         ) from None
-    response = answer(text)
+    response = not_modified(tag, REPLAY_CACHE) if matches(request, tag) else answer(text)
+    response.headers["ETag"] = tag
+    response.headers["Cache-Control"] = REPLAY_CACHE
     secure_headers(response, VIEWER_POLICY)
     return response

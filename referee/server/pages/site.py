@@ -1,20 +1,27 @@
 """What every page handler shares: the server's state, the digest of the stored games,
 the sessions, the templates, and the way a page is answered.
 
-Everything that reads the database or renders a page runs in a worker thread, at most
-:data:`RENDERERS` at a time, so the ladder's clocks on the Trio thread never wait for
-a page. The digest is brought up to date at most once every :data:`REFRESH_S`, behind
-the requests (only the first read of all is waited for). A page every visitor sees
-alike is rendered once for each change of the games it shows; while its new version
-renders, the requests get the kept one if it is younger than :data:`STALE_S`, so a
-request waits for a worker thread only for a page nobody asked for lately.
+Everything that reads the database or renders a page runs in a worker thread, so the
+ladder's clocks on the Trio thread never wait for a page: the shared pages (the
+leaderboard, the bot pages) at most :data:`RENDERERS` at a time, everything else (a
+game's page, a signed-in visitor's page, a replay, a log) at most
+:data:`LIGHT_RENDERERS` at a time beside them, so a slow leaderboard never keeps a
+game's page waiting; the digest's reads have a thread of their own. The digest is
+brought up to date at most once every :data:`REFRESH_S`, behind the requests (only the
+first read of all is waited for). A page every visitor sees alike is rendered once for
+each change of the games it shows (so at most once every REFRESH_S), and every request
+for it meanwhile gets that one rendering, without entering a worker thread; while its
+new version renders, the requests get the kept one if it is younger than
+:data:`STALE_S`, so a request waits for a worker thread only for a page nobody asked for
+lately. Such a page has an ETag (a digest of its text): a request that has it already
+gets 304. A signed-in visitor's page is never kept nor stored by a browser
+(``Cache-Control: no-store``), and every page varies with the cookies.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -27,6 +34,7 @@ from starlette.responses import HTMLResponse, Response
 from referee.competition import CompetitionHost, Submission
 from referee.league import Meeting
 from referee.server.pages.digest import Digest
+from referee.server.pages.kept import Flight, Kept, Rendered, Shelf, Timing, entity_tag
 from referee.server.pages.sessions import (
     VISITOR_COOKIE,
     Role,
@@ -35,13 +43,25 @@ from referee.server.pages.sessions import (
     set_cookie,
     visitor_csrf,
 )
+from referee.server.pages.stored import sql_seconds
 
-__all__ = ["PageError", "Site"]
+__all__ = ["PageError", "Site", "answer", "matches", "not_modified", "secure_headers"]
 
-#: Pages rendered at once (each in a worker thread).
+#: Shared pages rendered at once (each in a worker thread).
 RENDERERS: Final = 2
-#: Visitors' pages kept rendered.
+#: Other pages rendered at once, and other work of the requests (each in a worker
+#: thread), beside the shared pages.
+LIGHT_RENDERERS: Final = 4
+#: Visitors' pages kept rendered, besides the games' pages.
 KEPT_PAGES: Final = 256
+#: Crosstables kept rendered (a leaderboard's page renders its crosstable again only
+#: when a game among its bots landed).
+KEPT_CROSSTABLES: Final = 16
+#: Games' pages kept rendered.
+KEPT_GAMES: Final = 512
+#: How long a browser may show a game's page it has without asking again (the page
+#: of a stored game changes only when a bot's owner would, which never happens).
+GAME_MAX_AGE_S: Final = 300
 #: The digest is read again from the database at most this often.
 REFRESH_S: Final = 1.0
 #: A kept page younger than this is shown while its next version renders (0: never,
@@ -69,6 +89,8 @@ class Site:
         self.digest = Digest()
         self.sessions = Sessions(state.store, state.organizer_digest)
         self.limiter = trio.CapacityLimiter(RENDERERS)
+        self.light = trio.CapacityLimiter(LIGHT_RENDERERS)
+        self._reading = trio.CapacityLimiter(1)
         self.templates = jinja2.Environment(
             loader=jinja2.PackageLoader("referee.server.pages", "templates"),
             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
@@ -82,9 +104,13 @@ class Site:
         self.entrants: dict[str, Submission] = {}
         self.active: set[str] = set()
         #: Rendered visitors' pages, with the version of the games they show.
-        self._kept: OrderedDict[tuple[str, str, str], _Kept] = OrderedDict()
+        self._kept: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_PAGES)
+        self._games: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_GAMES)
+        #: Rendered crosstables, by what they show (``referee.server.pages.board``;
+        #: used with the digest's lock held).
+        self.crosstables: Shelf[Any, str] = Shelf(KEPT_CROSSTABLES)
         #: The shared pages being rendered now.
-        self._flights: dict[tuple[str, str, str], _Flight] = {}
+        self._flights: dict[tuple[str, str, str], Flight] = {}
 
     @property
     def name(self) -> str:
@@ -121,7 +147,7 @@ class Site:
         async with self._refreshing:
             if time.monotonic() - self._refreshed < REFRESH_S:
                 return
-            await trio.to_thread.run_sync(self._read, limiter=self.limiter)
+            await trio.to_thread.run_sync(self._read, limiter=self._reading)
             self._refreshed = time.monotonic()
             self._read_once = True
 
@@ -143,8 +169,8 @@ class Site:
         return await self.run(under_lock)
 
     async def run(self, work: Callable[[], Any]) -> Any:
-        """``work()`` in a worker thread, among at most RENDERERS."""
-        return await trio.to_thread.run_sync(work, limiter=self.limiter)
+        """``work()`` in a worker thread, among at most LIGHT_RENDERERS."""
+        return await trio.to_thread.run_sync(work, limiter=self.light)
 
     # ---------------------------------------------------------- answering
 
@@ -153,67 +179,88 @@ class Site:
         return self.templates.get_template(template).render(competition=self.name,
                                                             **context)
 
+    def render_part(self, template: str, **context: Any) -> str:
+        """A template that is a part of a page (blocking: in a worker thread)."""
+        return self.templates.get_template(template).render(**context)
+
     def _version(self) -> tuple[int, int, int]:
         """What a page of the stored games depends on: it changes when they change."""
         return self.digest.version, len(self.entrants), len(self.active)
 
-    def _keep(self, key: tuple[str, str, str], version: tuple[int, int, int],
-              text: str) -> None:
-        self._kept[key] = _Kept(version, text, time.monotonic())
-        self._kept.move_to_end(key)
-        while len(self._kept) > KEPT_PAGES:
-            self._kept.popitem(last=False)
+    def _work(self, template: str, build: Callable[[], dict[str, Any]],
+              context: dict[str, Any]) -> Callable[[float], Rendered]:
+        """The rendering of a page (blocking), given when it was asked for."""
+        def work(asked: float) -> Rendered:
+            began = time.perf_counter()
+            sql = sql_seconds()
+            with self.digest.lock:
+                values = build()
+            built = time.perf_counter()
+            text = self.render(template, **context, **values)
+            done = time.perf_counter()
+            return Rendered(text, entity_tag(text), Timing(
+                queue=began - asked, sql=sql_seconds() - sql, values=built - began,
+                render=done - built))
+        return work
+
+    async def _rendered(self, work: Callable[[float], Rendered],
+                        limiter: trio.CapacityLimiter) -> Rendered:
+        asked = time.perf_counter()
+        page: Rendered = await trio.to_thread.run_sync(work, asked, limiter=limiter)
+        return page
 
     async def _shared(self, key: tuple[str, str, str], version: tuple[int, int, int],
-                      work: Callable[[], str]) -> _Kept:
+                      work: Callable[[float], Rendered], *, stored: bool = False
+                      ) -> tuple[Rendered, str]:
         """A page every visitor sees alike: the kept one while ``version`` holds, else
         rendered once (requests for it meanwhile wait for that one rendering rather
         than render it again, each in a worker thread of its own); while it renders,
-        the kept one if it is younger than STALE_S. The page with its version."""
-        kept = self._kept.get(key)
+        the kept one if it is younger than STALE_S. The page, and how it was found
+        (:data:`referee.server.pages.kept.HOW`). A ``stored`` game's page is kept on a
+        shelf of its own and rendered among the light work."""
+        shelf = self._games if stored else self._kept
+        kept = shelf.get(key)
         if kept is not None and kept.version == version:
-            self._kept.move_to_end(key)
-            return kept
+            return kept.page, "hit"
         flight = self._flights.get(key)
         if kept is not None and time.monotonic() - kept.made < STALE_S:
             if flight is None or flight.version != version:
                 flight = self._take_off(key, version)
-                trio.lowlevel.spawn_system_task(self._fly_behind, key, flight, work)
-            return kept
+                trio.lowlevel.spawn_system_task(self._fly_behind, key, flight, work, stored)
+            return kept.page, "stale"
         if flight is not None and flight.version == version:
             await flight.done.wait()
-            if flight.text is not None:
-                return _Kept(flight.version, flight.text, 0.0)
+            if flight.page is not None:
+                return flight.page, "joined"
             # that rendering failed (or was cancelled): this request tries on its own
-        text = await self._fly(key, self._take_off(key, version), work)
-        return _Kept(version, text, 0.0)
+        return await self._fly(key, self._take_off(key, version), work, stored), "miss"
 
-    def _take_off(self, key: tuple[str, str, str], version: tuple[int, int, int]
-                  ) -> _Flight:
+    def _take_off(self, key: tuple[str, str, str], version: tuple[int, int, int]) -> Flight:
         """The rendering of ``key``'s ``version``, for the requests to wait for."""
-        flight = _Flight(version)
+        flight = Flight(version)
         self._flights[key] = flight
         return flight
 
-    async def _fly(self, key: tuple[str, str, str], flight: _Flight,
-                   work: Callable[[], str]) -> str:
+    async def _fly(self, key: tuple[str, str, str], flight: Flight,
+                   work: Callable[[float], Rendered], stored: bool) -> Rendered:
         try:
-            text: str = await self.run(work)
-            flight.text = text
-            self._keep(key, flight.version, text)
-            return text
+            page = await self._rendered(work, self.light if stored else self.limiter)
+            flight.page = page
+            (self._games if stored else self._kept).put(
+                key, Kept(flight.version, page, time.monotonic()))
+            return page
         finally:
             flight.done.set()
             if self._flights.get(key) is flight:
                 del self._flights[key]
 
-    async def _fly_behind(self, key: tuple[str, str, str], flight: _Flight,
-                          work: Callable[[], str]) -> None:
+    async def _fly_behind(self, key: tuple[str, str, str], flight: Flight,
+                          work: Callable[[float], Rendered], stored: bool) -> None:
         """A shared page's next version, rendered behind the requests. A page that
         fails (a bot gone: 404) is rendered again by the next request for it, once
         the kept one is older than STALE_S, and fails there."""
         with contextlib.suppress(Exception):
-            await self._fly(key, flight, work)
+            await self._fly(key, flight, work, stored)
 
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
@@ -223,26 +270,31 @@ class Site:
         values, both in a worker thread. A page with a ``form`` for visitors gives them
         its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
         every visitor: they are kept, each until the stored games change (unless ``keep`` is
-        False: the page shows something else that changes). A page of a ``stored``
-        game does not change with the games stored after it: it is kept until the bots
-        change."""
+        False: the page shows something else that changes), with an ETag (a request
+        that has the page gets 304). A page of a ``stored`` game does not change with
+        the games stored after it: it is kept until the bots change, and browsers may
+        keep it :data:`GAME_MAX_AGE_S`."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
         shared = keep and session is None and not form and status == 200
-        key = (template, request.url.path, request.url.query)
-
-        def work() -> str:
-            with self.digest.lock:
-                values = build()
-            return self.render(template, session=session, csrf=csrf if form or session
-                               else "", signed_in=_signed_in(session), **values)
-
+        work = self._work(template, build, {
+            "session": session, "csrf": csrf if form or session else "",
+            "signed_in": _signed_in(session)})
         if shared:
             version = self._version()
-            text = (await self._shared(key, (0, *version[1:]) if stored else version,
-                                       work)).text
+            key = (template, request.url.path, request.url.query)
+            shown, how = await self._shared(key, (0, *version[1:]) if stored else version,
+                                            work, stored=stored)
         else:
-            text = await self.run(work)
-        response = answer(text, status, private=session is not None)
+            shown, how = await self._rendered(work, self.light), "miss"
+        request.state.timing = attrs.evolve(shown.timing, how=how)
+        cache = (f"public, max-age={GAME_MAX_AGE_S}" if stored else "no-cache") if shared \
+            else None
+        if shared and matches(request, shown.tag):
+            return not_modified(shown.tag, cache or "no-cache")
+        response = answer(shown.text, status, private=session is not None)
+        if shared:
+            response.headers["ETag"] = shown.tag
+            response.headers["Cache-Control"] = cache or "no-cache"
         if new_visitor and form:
             set_cookie(response, request, VISITOR_COOKIE, csrf)
         return response
@@ -251,48 +303,32 @@ class Site:
                        build: Callable[[], dict[str, Any]], *, private: bool = False
                        ) -> Response:
         """Part of a page that its script fetches again; 304 while nothing changed."""
-        version = self._version()
-        tag = _tag(version)
-        if not private and request.headers.get("if-none-match") == tag:
-            return Response(status_code=304, headers={"ETag": tag})
-
-        def work() -> str:
-            with self.digest.lock:
-                values = build()
-            return self.render(template, **values)
-
+        work = self._work(template, build, {})
         if private:
-            text = await self.run(work)
+            shown, how = await self._rendered(work, self.light), "miss"
         else:
             key = (template, request.url.path, request.url.query)
-            shown = await self._shared(key, version, work)
-            text, tag = shown.text, _tag(shown.version)  # the tag of what it shows
-        response = answer(text, 200, private=private)
+            shown, how = await self._shared(key, self._version(), work)
+        request.state.timing = attrs.evolve(shown.timing, how=how)
+        if not private and matches(request, shown.tag):
+            return not_modified(shown.tag, "no-cache")
+        response = answer(shown.text, 200, private=private)
         if not private:
-            response.headers["ETag"] = tag
+            response.headers["ETag"] = shown.tag  # the tag of what it shows
         return response
 
 
-@attrs.frozen
-class _Kept:
-    """A rendered page every visitor sees alike: the version it shows, and when."""
-
-    version: tuple[int, int, int]
-    text: str
-    made: float
+def matches(request: Request, tag: str) -> bool:
+    """Whether the request has the page tagged ``tag`` already (If-None-Match)."""
+    given = request.headers.get("if-none-match")
+    return given is not None and (given.strip() == "*" or tag in
+                                  (t.strip().removeprefix("W/") for t in given.split(",")))
 
 
-@attrs.define
-class _Flight:
-    """A shared page being rendered, for the requests that wait for it."""
-
-    version: tuple[int, int, int]
-    done: trio.Event = attrs.Factory(trio.Event)
-    text: str | None = None
-
-
-def _tag(version: tuple[int, int, int]) -> str:
-    return '"{}-{}-{}"'.format(*version)
+def not_modified(tag: str, cache: str) -> Response:
+    """304: the page the request has is the page."""
+    return Response(status_code=304, headers={"ETag": tag, "Cache-Control": cache,
+                                              "Vary": "Cookie"})
 
 
 def _signed_in(session: Session | None) -> str:
@@ -302,10 +338,12 @@ def _signed_in(session: Session | None) -> str:
 
 
 def answer(text: str, status: int = 200, *, private: bool = False) -> HTMLResponse:
-    """An HTML answer with the pages' security headers."""
+    """An HTML answer with the pages' security headers; a ``private`` one is never
+    stored."""
     response = HTMLResponse(text, status_code=status)
     secure_headers(response, PAGE_POLICY)
     response.headers["Cache-Control"] = "no-store" if private else "no-cache"
+    response.headers["Vary"] = "Cookie"
     return response
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -24,7 +25,8 @@ from referee.league import BUSY_TIMEOUT_MS, Meeting
 from referee.ratings import Belief
 from referee.rules import EndReason
 
-__all__ = ["GameLine", "Pairing", "SeatLine", "Stored", "TimeFigures", "time_figures"]
+__all__ = ["GameLine", "Pairing", "SeatLine", "Stored", "TimeFigures", "sql_seconds",
+           "time_figures"]
 
 #: Points of a rating's history shown (evenly thinned beyond).
 HISTORY_POINTS: Final = 400
@@ -95,6 +97,16 @@ _RESULTS: Final = {"": "", "won": " AND b.place = 1", "lost": " AND b.place <> 1
                    "forfeit": " AND b.forfeit IS NOT NULL"}
 
 
+_spent = threading.local()
+
+
+def sql_seconds() -> float:
+    """The seconds the calling thread has spent in the queries of the pages so far
+    (waiting for the connection included)."""
+    spent: float = getattr(_spent, "seconds", 0.0)
+    return spent
+
+
 class Stored:
     """Read-only queries of the database at ``path`` (one thread at a time: each
     method takes the lock)."""
@@ -110,8 +122,12 @@ class Stored:
         self._db.close()
 
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
+        began = time.perf_counter()
+        try:
+            with self._lock:
+                return self._db.execute(sql, args).fetchall()
+        finally:
+            _spent.seconds = sql_seconds() + time.perf_counter() - began
 
     def bot_rows(self, after: int) -> dict[str, tuple[Any, ...]]:
         """The bots changed by the games after number ``after``: by bot, the values of
