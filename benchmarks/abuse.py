@@ -14,7 +14,8 @@ period: the games stored per minute, the forfeits among them, and what the abuse
 
 Its last line is ``ladder under abuse: bombs B%; flood F%; forfeits N``: the median
 games per minute of the bombs and the flood periods as a share of the idle periods'
-median, and the forfeits in all periods. Run from the repository root:
+median, and the forfeits in all periods (each round's shares, against its own idle
+period, are printed before it: the machine's other load drifts). Run from the repository root:
 ``.venv/bin/python benchmarks/abuse.py`` (about 8 minutes; bubblewrap must be
 installed, as for any competition).
 """
@@ -244,6 +245,10 @@ def main() -> None:
     flood = 100 * statistics.median(rates["flood"]) / idle
     print(f"median games/min: idle {idle:.1f}, bombs {statistics.median(rates['bombs']):.1f},"
           f" flood {statistics.median(rates['flood']):.1f}")
+    for kind in ("bombs", "flood"):  # each against the idle period just before it
+        shares = ", ".join(f"{100 * r / i:.0f}%"
+                           for r, i in zip(rates[kind], rates["idle"], strict=True))
+        print(f"{kind} against the idle period of its round: {shares}")
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     print(f"ladder under abuse: bombs {bombs:.0f}%; flood {flood:.0f}%; forfeits {forfeits}")
 

@@ -7,9 +7,12 @@ rest is refused here, as the server would refuse it); an archive is sent as it i
 upload is the request's body; the token goes in the ``Authorization`` header only.
 
 A request that gets no answer (the server is down or restarting) or a 5xx is tried
-again after :data:`RETRY_WAITS_S`. The upload carries an idempotency key, new each time
-``submit`` runs and the same in each retry: a server that stored the upload but stopped
-before answering returns that submission to the retry, rather than making a second one.
+again after :data:`RETRY_WAITS_S`, but for a 507 (the server's disk is full: it stays
+full until the organizer frees space, so the upload is refused at once with that
+reason, rather than after half a minute of retries). The upload carries an idempotency
+key, new each time ``submit`` runs and the same in each retry: a server that stored the
+upload but stopped before answering returns that submission to the retry, rather than
+making a second one.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ EXIT_REFUSED: Final = 1
 POLL_S: Final = 1.0
 #: Seconds before each retry of a request that got no answer or a 5xx.
 RETRY_WAITS_S: Final = (1.0, 2.0, 4.0, 8.0, 16.0)
+#: The 5xx that is not tried again: the server's disk is full (no retry in the next
+#: half minute would find room; the organizer frees it).
+DISK_FULL: Final = 507
 #: The header of the upload's idempotency key (referee.server.app reads it).
 KEY_HEADER: Final = "Idempotency-Key"
 #: A folder's list of what ``submit`` leaves out of the upload (what a build makes).
@@ -141,12 +147,12 @@ def _request(url: str, token: str, *, body: bytes | None = None,
 def _retried(url: str, token: str, *, body: bytes | None = None,
              key: str | None = None) -> dict[str, Any]:
     """:func:`_request`, tried again after each of RETRY_WAITS_S while it gets no answer
-    or a 5xx (an upload with the same ``key`` each time)."""
+    or a 5xx but :data:`DISK_FULL` (an upload with the same ``key`` each time)."""
     for wait in (*RETRY_WAITS_S, None):
         try:
             return _request(url, token, body=body, key=key)
         except ServerRefused as exc:
-            if exc.status < 500 or wait is None:
+            if exc.status < 500 or exc.status == DISK_FULL or wait is None:
                 raise
             problem = str(exc)
         except NoAnswer as exc:

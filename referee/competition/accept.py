@@ -4,8 +4,10 @@ before its body is read.
 The gate (:class:`UploadGate`) answers at once, before a byte of the archive is
 received or unpacked: a full disk (507), a participant over a limit (uploads and
 megabytes unpacked in the last 24 hours, those refused once unpacked included; uploads
-waiting for their check or still being received or unpacked: 429), frozen submissions
-(409), or a retry of an upload already stored (its submission, nothing read). The
+waiting for their check or still being received or unpacked: 429, later for each one
+refused in a row), as many uploads of all participants being received or unpacked as
+the server takes at once (503), frozen submissions (409), or a retry of an upload
+already stored (its submission, nothing read). The
 unpacking runs in a process of its own at a lower CPU priority
 (``referee.competition.unpack_process``), waited for by threads of their own (a
 ``trio.CapacityLimiter`` of ``concurrent_unpacks``), never by the threads that start
@@ -40,6 +42,12 @@ from referee.competition.workspace import Workspace
 __all__ = ["Accepted", "UploadGate", "accept_upload", "folder_bytes"]
 
 DAY_S: Final = 24 * 3600.0
+#: The wait of the second upload refused in a row over a limit, beyond the server's
+#: tarpit (doubled for each further one, up to MAX_STRIKE_WAIT_S).
+STRIKE_WAIT_S: Final = 0.5
+MAX_STRIKE_WAIT_S: Final = 8.0
+#: Refusals further apart than this are not in a row.
+STRIKE_MEMORY_S: Final = 60.0
 
 
 @attrs.frozen
@@ -109,6 +117,8 @@ class UploadGate:
     unpackers: trio.CapacityLimiter = attrs.field(init=False)
     #: Uploads of each participant being received or unpacked now.
     _receiving: Counter[str] = attrs.field(init=False, factory=Counter)
+    #: Uploads of each participant refused in a row over a limit, and when the last was.
+    _strikes: dict[str, tuple[int, float]] = attrs.field(init=False, factory=dict)
     #: Uploads of each participant refused once unpacked (kept here, not stored).
     _unpacked_refused: defaultdict[str, list[tuple[float, int]]] = attrs.field(
         init=False, factory=lambda: defaultdict(list))
@@ -120,7 +130,8 @@ class UploadGate:
     async def admit(self, participant: str, key: str | None = None
                     ) -> AsyncIterator[Accepted | None]:
         """Let an upload of ``participant`` in, or refuse it before its body is read;
-        within: None, or (a retry of an upload already stored) that upload's result."""
+        within: None, or (a retry of an upload already stored) that upload's result. A
+        refusal over a limit (TOO_MANY) comes after :meth:`strike`'s wait."""
         check_upload_key(key)
         if key is not None:
             earlier = await trio.to_thread.run_sync(self.store.keyed_submission,
@@ -128,11 +139,28 @@ class UploadGate:
             if earlier is not None:
                 yield Accepted(earlier, new=False)
                 return
+        try:
+            await self._let_in(participant)
+        except Refused as exc:
+            if exc.refusal is Refusal.TOO_MANY:
+                await trio.sleep(self.strike(participant, trio.current_time()))
+            raise
+        self._strikes.pop(participant, None)
+        try:
+            yield None
+        finally:
+            self._receiving[participant] -= 1
+
+    async def _let_in(self, participant: str) -> None:
+        """Count an upload of ``participant`` as being received, or refuse it."""
         self.disk.require_room()
         limits = self.config.submissions
         if self._receiving[participant] >= limits.max_pending:
             raise Refused(Refusal.TOO_MANY, f"limit reached: {limits.max_pending} uploads"
                           " of yours are being received or waiting for their check")
+        if self._receiving.total() >= limits.concurrent_uploads:
+            raise Refused(Refusal.BUSY, f"the server is receiving {limits.concurrent_uploads}"
+                          " uploads at once: try again in a few seconds")
         self._receiving[participant] += 1
         try:
             today, used, pending = await trio.to_thread.run_sync(self.store.recent,
@@ -148,9 +176,22 @@ class UploadGate:
                 raise Refused(Refusal.TOO_MANY, f"limit reached: {limits.max_pending}"
                               " submissions waiting for their check; wait for one to"
                               " finish")
-            yield None
-        finally:
+        except BaseException:
             self._receiving[participant] -= 1
+            raise
+
+    def strike(self, participant: str, now: float) -> float:
+        """Count an upload of ``participant`` refused over a limit at ``now`` (seconds
+        of a monotonic clock); the seconds its refusal waits before it is answered,
+        beyond the server's tarpit: 0 for the first
+        in a row, then :data:`STRIKE_WAIT_S` doubling with each one refused in a row (an
+        upload let in, or :data:`STRIKE_MEMORY_S` without one refused, starts again),
+        up to :data:`MAX_STRIKE_WAIT_S`. A flood of uploads over a limit slows to a few
+        requests a second, whatever its number of connections."""
+        count, last = self._strikes.get(participant, (0, now))
+        count = 0 if now - last > STRIKE_MEMORY_S else count
+        self._strikes[participant] = (count + 1, now)
+        return 0.0 if count == 0 else min(MAX_STRIKE_WAIT_S, STRIKE_WAIT_S * 2 ** (count - 1))
 
     def _refused(self, participant: str) -> list[tuple[float, int]]:
         """The participant's uploads refused in the last 24 hours, once unpacked: when,

@@ -130,6 +130,9 @@ class SubmissionSection:
     unpacked_mb_per_day: int = attrs.field(default=1024, validator=_positive)
     #: Uploads (and build results) unpacked at once, on threads of their own.
     concurrent_unpacks: int = attrs.field(default=1, validator=_positive)
+    #: Uploads of all participants being received or unpacked at once; one more is
+    #: answered 503 before its body is read.
+    concurrent_uploads: int = attrs.field(default=8, validator=_positive)
     #: Below this many megabytes free on the competition's disk, uploads are refused
     #: (507) and the ladder pauses until space returns.
     min_free_mb: int = attrs.field(default=256, validator=at_least(0))

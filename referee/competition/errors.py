@@ -33,6 +33,8 @@ class Refusal(enum.Enum):
     FROZEN = "frozen"
     #: The server's disk is below its reserve (the request may be made again later).
     NO_SPACE = "no space"
+    #: The server takes as many uploads at once as it may (made again shortly, it passes).
+    BUSY = "busy"
 
 
 class Refused(RefereeError):

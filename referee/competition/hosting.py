@@ -90,7 +90,8 @@ class CompetitionHost:
         }
 
     async def end_season(self) -> None:
-        """End the season: the ladder pauses for good and its seed is published."""
+        """End the season: the ladder pauses for good, submissions close and its seed is
+        published."""
         self.season_ended = await trio.to_thread.run_sync(self.store.end_season)
         await trio.to_thread.run_sync(self.store.set_paused, True)
         if self.ladder is not None:

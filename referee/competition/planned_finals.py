@@ -25,6 +25,7 @@ from referee.competition.errors import CompetitionError
 from referee.competition.finals import FinalsSettings, FinalStanding, run_finals
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.ladder_control import GameLanded
+from referee.competition.season import SeasonSecret
 from referee.competition.store import CompetitionStore
 from referee.competition.workspace import Workspace
 from referee.core import MatchSettings, total_games
@@ -90,14 +91,16 @@ def played_games(path: Path) -> int:
         return results.game_count()
 
 
-def finals_settings(plan: FinalsPlan, config: CompetitionConfig,
-                    workspace: Workspace) -> FinalsSettings:
+def finals_settings(plan: FinalsPlan, config: CompetitionConfig, workspace: Workspace,
+                    season: SeasonSecret) -> FinalsSettings:
+    """How the finals of ``plan`` are played: their deals from the season's secret
+    (:attr:`SeasonSecret.finals_seed`), the rest as the competition file says."""
     ladder = config.ladder
     match = MatchSettings(rules=config.rules, time=config.time,
                           log_dir=workspace.root / "finals-logs")
     return FinalsSettings(
         deals=plan.deals, table_size=plan.table_size, match=match,
-        seed=ladder.seed or None, concurrency=ladder.concurrency,
+        seed=season.finals_seed, concurrency=ladder.concurrency,
         workers=ladder.workers or None, dask=ladder.dask or None)
 
 
@@ -124,5 +127,6 @@ async def play_planned_finals(
     if missing:
         raise CompetitionError(f"the finalists {', '.join(missing)} are not in the database")
     bots = [bot_spec(subs[e], e, config, workspace) for e in plan.entrants]
-    settings = finals_settings(plan, config, workspace)
+    season = await trio.to_thread.run_sync(store.season, config.ladder.seed or None)
+    settings = finals_settings(plan, config, workspace, season)
     return await run_finals(db, bots, settings, standings_path, on_game=on_game)

@@ -59,6 +59,12 @@ class SeasonSecret:
     def deal_seed(self, table: Sequence[str], deal: int) -> int:
         return deal_seed(self.seed, table, deal)
 
+    @property
+    def finals_seed(self) -> int:
+        """The master seed of the season's finals: ``derive_seed(seed, "finals")``, as
+        secret as the seed until it is published."""
+        return derive_seed(self.seed, "finals")
+
 
 #: How a ladder's deals derive from its seed (kept in its database): each table's own
 #: (:func:`deal_seed`), or, in a database of an earlier version, the same deal numbers

@@ -241,7 +241,7 @@ class CompetitionStore:
         since = _stamp(_now() - timedelta(days=1))
         with self._errors("cannot read competition database"):
             if meta.read(self._db, "frozen") is not None:
-                raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
+                raise Refused(Refusal.FROZEN, "submissions are closed")
             today, used = self._db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(unpacked_bytes), 0) FROM submissions"
                 " WHERE participant = ? AND received_at > ?", (participant, since)).fetchone()
@@ -270,7 +270,7 @@ class CompetitionStore:
             if earlier is not None:
                 return earlier
             if meta.read(db, "frozen") is not None:
-                raise Refused(Refusal.FROZEN, "submissions are closed (the finals have begun)")
+                raise Refused(Refusal.FROZEN, "submissions are closed")
             owner = db.execute("SELECT participant FROM bot_owners WHERE bot = ?",
                                (bot,)).fetchone()
             if owner is not None and owner[0] != participant:
@@ -481,8 +481,10 @@ class CompetitionStore:
         return season
 
     def end_season(self) -> str:
-        """The season is over: its seed may be published; when it ended (UTC)."""
+        """The season is over: submissions close (the seed, once published, also
+        derives the finals' deals) and its seed may be published; when it ended (UTC)."""
         with self._write() as db:
+            meta.keep_first(db, "frozen", _stamp(_now()))
             meta.keep_first(db, "season_ended", _stamp(_now()))
             ended = meta.read(db, "season_ended")
         assert ended is not None

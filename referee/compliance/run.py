@@ -268,7 +268,8 @@ async def _game_checks(starter: _Starter, scenarios: Sequence[Scenario]) -> list
     while pending:
         async with starter.open() as conn:
             if conn.fault is not None:
-                problem = f"not played: the bot failed its handshake ({conn.fault.reason})"
+                problem = ("not played: the bot failed its handshake"  # with its allowance
+                           f" ({conn.fault.reason}: {conn.fault.public_detail})")
                 out += [starter.explain(_failed(s, problem, fault=conn.fault), conn)
                         for s in pending]
                 return out

@@ -40,6 +40,7 @@ from referee.server.middleware import (
     RateLimit,
     SecurityHeaders,
     TokenBuckets,
+    UnreadBodies,
     security_headers,
 )
 from referee.server.pages import mount_pages
@@ -56,7 +57,10 @@ STATUS: Final[dict[Refusal, int]] = {
     Refusal.TOO_MANY: 429,
     Refusal.FROZEN: 409,
     Refusal.NO_SPACE: 507,
+    Refusal.BUSY: 503,
 }
+#: The seconds a 503 (the server busy with other uploads) asks a client to wait.
+BUSY_RETRY_S: Final = 5
 #: The form field of an upload sent as ``multipart/form-data``.
 ARCHIVE_FIELD: Final = "archive"
 #: The header that names an upload, so that a retry of it returns the first one's
@@ -71,7 +75,8 @@ log = logging.getLogger("referee.server")
 
 
 def error(status: int, message: str) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = ({"WWW-Authenticate": "Bearer"} if status == 401
+               else {"Retry-After": str(BUSY_RETRY_S)} if status == 503 else None)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
@@ -257,7 +262,7 @@ def _refusals(handler: Handler) -> Handler:
         try:
             return await handler(request)
         except Refused as exc:
-            if exc.refusal is Refusal.TOO_MANY:  # over a limit: its flood waits (a tarpit)
+            if exc.refusal in (Refusal.TOO_MANY, Refusal.BUSY):  # its flood waits (a tarpit)
                 await trio.sleep(TARPIT_S)
             return error(STATUS[exc.refusal], exc.message)
     return wrapped
@@ -303,7 +308,8 @@ def build_app(state: CompetitionHost) -> Starlette:
         routes=[Route(path, _refusals(handler), methods=methods)
                 for path, handler, methods in routes],
         exception_handlers=handlers,
-        middleware=[Middleware(SecurityHeaders), Middleware(RateLimit, buckets=buckets)],
+        middleware=[Middleware(SecurityHeaders), Middleware(UnreadBodies),
+                    Middleware(RateLimit, buckets=buckets)],
     )
     app.state.competition = state
     # The HTML pages (referee.server.pages), beside the API.

@@ -1,5 +1,6 @@
-"""The ASGI middleware around every answer of the server: its security headers, and a
-rate limit on the requests of each anonymous client.
+"""The ASGI middleware around every answer of the server: its security headers, a
+rate limit on the requests of each anonymous client, and the end of requests answered
+before their body was read.
 
 Headers: every response gets ``X-Content-Type-Options``, ``Referrer-Policy``,
 ``X-Frame-Options`` and a ``Content-Security-Policy`` (the one a page set, else
@@ -13,6 +14,15 @@ public API) takes a token or is answered 429 with a ``Retry-After``, before any 
 is done for it, and after :data:`TARPIT_S` (a flood waits for its answers). Requests
 with a token are the participants' and the organizer's: they are counted by the upload
 limits instead (whose 429 comes after the same wait).
+
+Unread bodies: a request refused before its body was read (an upload over a limit, too
+large, without a token) is answered at once and its connection closed; its body is
+never read (a 1 MiB upload refused costs the server its headers and the few chunks
+Hypercorn had queued for it, :data:`QUEUED_MESSAGES`). Hypercorn closes such a
+connection only once its request's queue takes the disconnect message: after the
+answer, :class:`UnreadBodies` empties that queue (a task of its own, at most
+:data:`DRAIN_S`) until the disconnect comes, so neither the connection nor its task
+is left waiting on a queue nobody reads.
 """
 
 from __future__ import annotations
@@ -29,8 +39,8 @@ import trio
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["DEFAULT_POLICY", "TARPIT_S", "RateLimit", "SecurityHeaders", "TokenBuckets",
-           "security_headers"]
+__all__ = ["DEFAULT_POLICY", "DRAIN_S", "QUEUED_MESSAGES", "TARPIT_S", "RateLimit",
+           "SecurityHeaders", "TokenBuckets", "UnreadBodies", "security_headers"]
 
 #: For a response that set no policy of its own.
 DEFAULT_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
@@ -48,6 +58,12 @@ MAX_CLIENTS: Final = 10_000
 #: connection waits (a sleeping task costs the server nothing), so a flood of
 #: back-to-back requests slows to what the server can refuse for free.
 TARPIT_S: Final = 2.0
+#: The messages of a request's body Hypercorn queues for the application before it
+#: stops reading the connection (its ``max_app_queue_size``): a chunk being read, the
+#: end of the body, and the disconnect of a request whose body nobody read.
+QUEUED_MESSAGES: Final = 2
+#: The longest a refused request's queue is emptied after its answer.
+DRAIN_S: Final = 30.0
 
 
 def security_headers(headers: MutableHeaders) -> None:
@@ -126,3 +142,55 @@ async def _too_many(send: Send, wait: float) -> None:
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
         (b"retry-after", str(max(1, math.ceil(wait))).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+class UnreadBodies:
+    """When ``app`` ends its answer to a request whose body it did not read to the end,
+    empties the request's queue until the server's disconnect message (a task of its
+    own, at most :data:`DRAIN_S`): Hypercorn puts that message in the queue as the
+    answer ends, and closes the connection only once it is in, so without this the
+    connection and its reading task would wait on a full queue for good."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _has_body(scope):
+            await self.app(scope, receive, send)
+            return
+        ended = False
+
+        async def watched() -> Message:
+            nonlocal ended
+            message = await receive()
+            if message["type"] == "http.disconnect" or not message.get("more_body"):
+                ended = True
+            return message
+
+        async def answered(message: Message) -> None:
+            nonlocal ended
+            if (message["type"] == "http.response.body" and not message.get("more_body")
+                    and not ended):
+                ended = True
+                trio.lowlevel.spawn_system_task(_drain, receive, name="drain unread body")
+            await send(message)
+
+        await self.app(scope, watched, answered)
+
+
+def _has_body(scope: Scope) -> bool:
+    for name, value in scope["headers"]:
+        if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
+            return True
+    return False
+
+
+async def _drain(receive: Receive) -> None:
+    """Take the queued messages of a request until its disconnect (a system task: it
+    must not raise)."""
+    with trio.move_on_after(DRAIN_S):
+        try:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+        except Exception:
+            return

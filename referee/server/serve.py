@@ -40,6 +40,7 @@ from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
 from referee.server.history_link import run_history_link
 from referee.server.ladder_link import run_ladder_link
+from referee.server.middleware import QUEUED_MESSAGES
 from referee.shell import format_address
 
 __all__ = ["serve_competition"]
@@ -127,6 +128,7 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
     web.accesslog = None  # no request lines: nothing of a request is ever logged
     web.errorlog = "-"
     web.read_timeout = READ_TIMEOUT_S
+    web.max_app_queue_size = QUEUED_MESSAGES  # a refused upload: little of it is read
     async with trio.open_nursery() as nursery:
 
         async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:

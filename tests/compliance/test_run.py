@@ -4,6 +4,7 @@ fails the scenarios it should, with the request sent and what the bot did."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,18 @@ async def test_a_failed_handshake_counts_every_scenario(tmp_path: Path) -> None:
     assert all(o.problem == "not played: the bot failed its handshake"
                for o in report.outcomes[1:])
     assert report.outcomes[0].problem == "failed (crash)"
+
+
+async def test_a_later_process_that_fails_its_handshake_names_the_time_it_was_allowed(
+        tmp_path: Path) -> None:
+    """The first process answers hello; the next, started for the game scenarios, does
+    not: each scenario not played says the startup time the check allowed."""
+    script = tmp_path / "bot.sh"
+    script.write_text(f'if [ -e "{tmp_path}/started" ]; then sleep 30; fi\n'
+                      f'touch "{tmp_path}/started"\n'
+                      f'exec {sys.executable} {REPO / "sample_bots" / "random_bot.py"}\n')
+    report = await check(f"sh {script}", only={"decide-play"},
+                         time=TimeControl(startup_ms=3000), tmp_path=tmp_path)
+    (game,) = report.outcomes  # the first handshake passed (not asked for: not listed)
+    assert game.problem == ("not played: the bot failed its handshake (timeout: no hello"
+                            " within the startup time of 3000 ms)")

@@ -123,6 +123,7 @@ active_bots = 2
 concurrent_builds = 2
 unpacked_mb_per_day = 600
 concurrent_unpacks = 2
+concurrent_uploads = 3
 min_free_mb = 100
 
 [time]
@@ -241,7 +242,8 @@ def test_a_competition_file_with_every_key_reads_as_before(tmp_path: Path) -> No
         submissions=SubmissionSection(max_upload_mb=10, max_unpacked_mb=50, max_files=400,
                                       per_day=9, max_pending=3, active_bots=2,
                                       concurrent_builds=2, unpacked_mb_per_day=600,
-                                      concurrent_unpacks=2, min_free_mb=100),
+                                      concurrent_unpacks=2, concurrent_uploads=3,
+                                      min_free_mb=100),
         time=TimeControl(move_ms=600, bank_ms=8000, increment_ms=30, reaction_ms=500,
                          startup_ms=4000, grace_ms=15, time_basis=TimeBasis.WALL),
         rules=Rules.preset("super-taki-classic", voluntary_draw=True, hand_size=7),

@@ -19,6 +19,7 @@ FORMS = {
     "/organizer/enable": {"name": "bob"},
     "/organizer/ladder": {"action": "pause"},
     "/organizer/freeze": {},
+    "/organizer/season": {"confirm": "yes"},
     "/organizer/finals": {"deals": "1", "table_size": "2", "confirm": "yes"},
 }
 
@@ -73,7 +74,8 @@ async def test_every_form_is_refused_without_its_csrf_token_and_changes_nothing(
     await sign_in(alice, served.tokens["alice"])
     await sign_in(boss, served.organizer)
     store = served.state.store
-    before = ([p.name for p in store.participants()], store.paused(), store.frozen())
+    before = ([p.name for p in store.participants()], store.paused(), store.frozen(),
+              store.season_ended())
     for url, fields in FORMS.items():
         for client in (alice, boss):
             for csrf in (None, "forged-" + "x" * 40):
@@ -84,7 +86,8 @@ async def test_every_form_is_refused_without_its_csrf_token_and_changes_nothing(
     answer = await alice.post("/me/upload", files={"archive": ("bot.tar.gz", body)},
                               data={"csrf": "forged"})
     assert answer.status_code == 403
-    assert ([p.name for p in store.participants()], store.paused(), store.frozen()) == before
+    assert ([p.name for p in store.participants()], store.paused(), store.frozen(),
+            store.season_ended()) == before
     assert store.finals_plan() is None
     assert store.submissions() == []
     assert (await httpx_api_ok(served, "alice"))
@@ -248,3 +251,32 @@ async def test_the_organizer_adds_participants_pauses_and_closes_submissions(
     await sign_in(alice, served.tokens["alice"])
     assert "Submissions are closed" in (await alice.get("/me")).text
     assert (await alice.get("/organizer")).status_code == 403
+
+
+async def test_the_organizer_ends_the_season_and_the_page_shows_its_seed_and_the_check(
+        served: Served, browsers: Browsers) -> None:
+    season = await served.state.open_season()  # as serve does when it starts
+    boss = browsers.new()
+    await sign_in(boss, served.organizer)
+    page = await boss.get("/organizer")
+    assert season.commitment in page.text and str(season.seed) not in page.text
+    unconfirmed = await boss.post("/organizer/season", data={"csrf": csrf_of(page.text)})
+    assert unconfirmed.status_code == 400 and "tick the box to confirm" in unconfirmed.text
+    assert served.state.store.season_ended() is None
+    ended = await boss.post("/organizer/season",
+                            data={"csrf": csrf_of(page.text), "confirm": "yes"})
+    assert ended.status_code == 303
+    store = served.state.store
+    assert store.season_ended() is not None and store.paused() and store.frozen()
+    shown = (await boss.get("/organizer")).text
+    assert f'<code id="season-seed">{season.seed}</code>' in shown
+    assert (f"taki-referee verify-season --seed {season.seed} --salt {season.salt}"
+            f" --commitment {season.commitment}") in shown
+    assert 'action="/organizer/season"' not in shown
+    public = (await served.client.get("/api/competition")).json()["season"]
+    assert public["seed"] == str(season.seed) and public["salt"] == season.salt
+    resumed = await boss.post("/organizer/ladder",
+                              data={"csrf": csrf_of(page.text), "action": "resume"})
+    assert resumed.status_code == 409 and "the season has ended" in resumed.text
+    upload = await served.upload("alice", targz(bot_folder(served.tmp / "late", "late")))
+    assert upload.status_code == 409 and "submissions are closed" in upload.text

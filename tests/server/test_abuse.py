@@ -10,6 +10,7 @@ import io
 import socket
 import stat
 import tarfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -35,6 +36,7 @@ concurrency = 1
 
 [submissions]
 max_pending = 1
+concurrent_uploads = 2
 
 [time]
 move_ms = 2000
@@ -47,7 +49,7 @@ HEADERS = ("x-content-type-options", "referrer-policy", "x-frame-options",
 @pytest.fixture
 def hosted(tmp_path: Path) -> Any:
     (tmp_path / "competition.toml").write_text(COMPETITION)
-    tokens = {name: add_participant(tmp_path, name) for name in ("alice", "bob")}
+    tokens = {name: add_participant(tmp_path, name) for name in ("alice", "bob", "carol")}
     replays = tmp_path / "competition-files" / "replays"
     replays.mkdir(parents=True)
     (replays / ".game.json.x1y2.tmp").write_bytes(b"half a replay")  # a kill's leftover
@@ -200,3 +202,86 @@ def test_uploads_over_the_pending_limit_are_refused_before_their_body_is_read(
                 answer = received.decode()
                 assert answer.startswith("HTTP/1.1 429"), answer
                 assert "being received or waiting for their check" in answer
+
+
+def _sockets(pid: int) -> int:
+    """The sockets a process has open."""
+    fds = Path(f"/proc/{pid}/fd")
+    return sum(1 for fd in fds.iterdir() if _link(fd).startswith("socket:"))
+
+
+def _link(path: Path) -> str:
+    try:
+        return str(path.readlink())
+    except FileNotFoundError:  # closed meanwhile
+        return ""
+
+
+def _answer(raw: socket.socket) -> str:
+    """What the server answered on ``raw``, up to the end of its JSON."""
+    raw.settimeout(60)
+    received = b""
+    while not received.endswith(b"}"):
+        more = raw.recv(4096)
+        assert more, received
+        received += more
+    return received.decode()
+
+
+def _upload_head(token: str, length: int) -> bytes:
+    return (f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}"
+            f"\r\nContent-Length: {length}\r\n\r\n").encode()
+
+
+def test_a_hostile_participants_parallel_uploads_leave_no_connection_open(
+        hosted: Any) -> None:
+    """40 uploads of 1 MiB at once by one participant over its limit: each is answered
+    429 without its body being read, and the server keeps none of their connections
+    (it closes each after its answer, whatever the client still sends)."""
+    server, tokens = hosted
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    before = _sockets(server.process.pid)
+    bomb = b"\0" * (1 << 20)
+    with socket.create_connection((host, int(port))) as first:
+        first.sendall(_upload_head(tokens["alice"], 5_000_000) + b"\0" * 1000)
+        time.sleep(1)  # alice's one upload at a time is being received
+        answers: list[int] = []
+
+        def one() -> None:
+            answers.append(request(f"{server.url}/api/submissions", token=tokens["alice"],
+                                   body=bomb)[0])
+
+        threads = [threading.Thread(target=one) for _ in range(40)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert answers == [429] * 40
+        time.sleep(1)
+        assert _sockets(server.process.pid) <= before + 1  # the first upload's, at most
+    status, _, _ = request(f"{server.url}/api/competition")
+    assert status == 200
+
+
+def test_uploads_beyond_what_the_server_takes_at_once_get_503_from_their_headers(
+        hosted: Any) -> None:
+    """``concurrent_uploads = 2``: alice's and bob's uploads being received, carol's is
+    answered 503 with a Retry-After before a byte of its body is sent; once one of the
+    two is gone, carol's is let in."""
+    server, tokens = hosted
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as alice, \
+            socket.create_connection((host, int(port))) as bob:
+        alice.sendall(_upload_head(tokens["alice"], 5_000_000) + b"\0" * 1000)
+        bob.sendall(_upload_head(tokens["bob"], 5_000_000) + b"\0" * 1000)
+        time.sleep(1)
+        with socket.create_connection((host, int(port))) as carol:
+            carol.sendall(_upload_head(tokens["carol"], 5_000_000))  # no body at all
+            answer = _answer(carol)
+        assert answer.startswith("HTTP/1.1 503"), answer
+        assert "retry-after: 5" in answer.lower()
+        assert "uploads at once: try again in a few seconds" in answer
+    time.sleep(1)  # alice's and bob's connections gone: their uploads with them
+    status, _, text = request(f"{server.url}/api/submissions", token=tokens["carol"],
+                              body=b"not an archive")
+    assert status == 400, text

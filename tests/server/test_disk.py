@@ -101,6 +101,7 @@ def test_a_disk_below_its_reserve_pauses_the_ladder_and_uploads_get_507(
         done = taki("submit", server.url, str(bot_folder(tmp_path / "late", "late")),
                     "--token", tokens["alice"], "--no-wait", cwd=tmp_path, check=False)
         assert done.returncode != 0 and "disk is full" in done.stderr
+        assert "trying again" not in done.stderr  # said once: no retry finds room
         for path in ("/", "/api/bots", "/games/1"):
             assert request(f"{server.url}{path}")[0] == 200, path
         time.sleep(3)  # the games in flight land; then nothing more

@@ -18,6 +18,8 @@ from processes import live_children
 from served import bot_folder
 from test_serve import COMPETITION, Server, add_participant, taki
 
+from referee.competition import kept_season
+from referee.core import derive_seed
 from referee.core.schedule import total_games
 
 #: Three finalists at tables of two, four deals a table.
@@ -110,3 +112,8 @@ def test_finals_started_from_the_page_survive_a_kill_and_finish(tmp_path: Path) 
     said = [line for line in server.lines if "the finals: " in line]
     assert said and said[0].startswith(f"the finals: {len(before)} of {TOTAL} games"), said
     assert (where / "competition-files" / "finals" / "finals.json").is_file()
+    season = kept_season(where / "competition.sqlite")  # the finals' deals: the season's
+    assert season is not None
+    with sqlite3.connect(where / "competition-finals.sqlite") as finals:
+        kept = finals.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
+    assert kept == (str(derive_seed(season.seed, "finals")),)

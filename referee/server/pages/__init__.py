@@ -47,6 +47,7 @@ ROUTES: list[tuple[str, Handler, str]] = [
     ("/organizer/enable", organizer.enable_participant, "POST"),
     ("/organizer/ladder", organizer.ladder, "POST"),
     ("/organizer/freeze", organizer.freeze, "POST"),
+    ("/organizer/season", organizer.end_season, "POST"),
     ("/organizer/finals", organizer.start_finals, "POST"),
     ("/finals", finals.finals_page, "GET"),
 ]

@@ -1,8 +1,10 @@
 """The organizer's page: participants (add one, disable one, enable one again), every
-submission, the ladder (pause, resume), closing submissions, starting the finals and
-their progress, and how the ladder goes: games and forfeits a minute, the machine's
-load. Disabling a participant and starting the finals ask for a tick in a confirmation
-box (checked here too, not only by the browser): neither is undone by a click."""
+submission, the ladder (pause, resume), closing submissions, ending the season (its
+seed published, and how to check every deal against it), starting the finals and their
+progress, and how the ladder goes: games and forfeits a minute, the machine's load.
+Disabling a participant, ending the season and starting the finals ask for a tick in a
+confirmation box (checked here too, not only by the browser): none is undone by a
+click."""
 
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from referee.server.pages.public import site_of
 from referee.server.pages.sessions import Role, Session
 from referee.server.pages.site import PageError, Site
 
-__all__ = ["add_participant", "disable_participant", "enable_participant", "freeze", "ladder",
-           "organizer_page", "start_finals"]
+__all__ = ["add_participant", "disable_participant", "enable_participant", "end_season",
+           "freeze", "ladder", "organizer_page", "start_finals"]
 
 #: Submissions the page lists (the newest).
 SUBMISSIONS_SHOWN = 200
@@ -61,7 +63,8 @@ async def organizer_page(request: Request, *, problem: str = "", added: str = ""
                 "stored": site.digest.stored, "problem": problem, "added": added,
                 "token": token, "finals": finals, "finals_played": played,
                 "finalists": finalists, "logs": site.state.logs,
-                "logs_mb": site.state.config.competition.logs_mb}
+                "logs_mb": site.state.config.competition.logs_mb,
+                "season": site.state.season_json()}
 
     return await site.page(request, "organizer.html", build, session=session,
                            status=status)
@@ -136,6 +139,21 @@ async def freeze(request: Request) -> Response:
     await checked_form(request, session.csrf)
     await trio.to_thread.run_sync(site.state.store.freeze)
     return RedirectResponse("/organizer", status_code=303)
+
+
+async def end_season(request: Request) -> Response:
+    """End the season (as ``POST /api/season/end``): the ladder stops for good,
+    submissions close, and the season's seed and salt are published."""
+    site = site_of(request)
+    session = await organizer_session(site, request)
+    form = await checked_form(request, session.csrf)
+    try:
+        _confirmed(form, "that the season ends (the ladder stops for good, submissions"
+                   " close, the seed is published)")
+    except ValueError as exc:
+        return await organizer_page(request, problem=str(exc), status=400)
+    await site.state.end_season()
+    return RedirectResponse("/organizer#season", status_code=303)
 
 
 def _number(raw: object, default: int) -> int:
