@@ -26,26 +26,9 @@ PROBE = Path(__file__).resolve().parents[1] / "hostile_bots" / "sysinfo_probe.py
 MIB = 1 << 20
 HOST_TOTAL = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 SAMPLE_S = 2.0
-#: A third process: starts 30 processes that live 0.2 s, and touches 64 MiB, again
-#: and again, until it is killed.
-DISTURBER = """
-import os, time
-while True:
-    for _ in range(30):
-        if os.fork() == 0:
-            time.sleep(0.2)
-            os._exit(0)
-    block = bytearray(64 << 20)
-    for i in range(0, len(block), 4096):
-        block[i] = 1
-    time.sleep(0.1)
-    del block
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
-"""
+#: A third process whose processes and memory come and go (tests/hostile_bots/disturber.py).
+DISTURBER = (str(Path(__file__).resolve().parents[1] / "hostile_bots" / "disturber.py"),
+             "30", "64")
 
 
 
@@ -61,7 +44,7 @@ async def _probe(command: BotCommand, out: list[dict[str, Any]]) -> None:
 
 def probes(*commands: BotCommand) -> list[dict[str, Any]]:
     """What each probe saw, all run at once while the disturber runs."""
-    disturber = subprocess.Popen([sys.executable, "-c", DISTURBER])
+    disturber = subprocess.Popen([sys.executable, *DISTURBER])
     try:
         async def run() -> list[list[dict[str, Any]]]:
             outs: list[list[dict[str, Any]]] = [[] for _ in commands]

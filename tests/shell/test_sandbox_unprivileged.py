@@ -32,26 +32,9 @@ DRIVER = Path(__file__).with_name("sandbox_as_nobody.py")
 PACKAGES = ("referee", "taki_protocol", "trio", "msgpack", "attrs", "attr", "outcome",
             "sniffio", "sortedcontainers", "idna")
 NOBODY = 65534
-#: The same third process as tests/shell/test_sandbox_sysinfo.py: processes and memory
-#: that come and go.
-DISTURBER = """
-import os, time
-while True:
-    for _ in range(20):
-        if os.fork() == 0:
-            time.sleep(0.2)
-            os._exit(0)
-    block = bytearray(32 << 20)
-    for i in range(0, len(block), 4096):
-        block[i] = 1
-    time.sleep(0.2)
-    del block
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
-            pass
-    except ChildProcessError:
-        pass
-"""
+#: A third process whose processes and memory come and go (tests/hostile_bots/disturber.py).
+DISTURBER = (str(Path(__file__).resolve().parents[1] / "hostile_bots" / "disturber.py"),
+             "20", "32")
 
 pytestmark = pytest.mark.slow
 
@@ -109,7 +92,7 @@ def seen(copied: Path) -> dict[str, Any]:
     python = python_for_the_user()
     env = {"PATH": "/usr/bin:/bin", "HOME": str(copied), "LANG": "C.UTF-8",
            "PYTHONPATH": str(copied / "lib"), "PYTHONDONTWRITEBYTECODE": "1"}
-    disturber = subprocess.Popen([sys.executable, "-c", DISTURBER])
+    disturber = subprocess.Popen([sys.executable, *DISTURBER])
     try:
         done = subprocess.run(as_user([python, DRIVER.name, str(copied / "hostile")]),
                               cwd=copied, env=env, capture_output=True, text=True,
