@@ -23,6 +23,7 @@ installed, as for any competition).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -37,6 +38,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +130,37 @@ def start_server(where: Path) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit("serve did not start")
 
 
+@contextlib.contextmanager
+def playing_ladder(where: Path, competition: str, others: Sequence[str],
+                   ) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """``serve`` in ``where`` with ``competition`` as its file: the participants of
+    :data:`PLAYERS` and ``others`` added, the players' random bots uploaded, checked and
+    playing for 10 s. Yields the server's address, each participant's token and the
+    database; the server is stopped at the end."""
+    (where / "competition.toml").write_text(competition)
+    tokens = {}
+    for name in (*PLAYERS, *others):
+        out = subprocess.run([TAKI, "participants", "add", name, "--db",
+                              "competition.sqlite"], cwd=where, check=True,
+                             capture_output=True, text=True).stdout
+        tokens[name] = out.strip().splitlines()[-1]
+    server, url = start_server(where)
+    try:
+        for i, name in enumerate(PLAYERS):
+            status, answer = call(f"{url}/api/submissions", tokens[name],
+                                  bot_archive(f"{name}bot", i))
+            assert status == 202, answer
+        deadline = time.monotonic() + 600
+        while len(call(f"{url}/api/bots")[1]["active"]) < len(PLAYERS):
+            assert time.monotonic() < deadline, "the bots did not pass their checks"
+            time.sleep(1)
+        time.sleep(10)  # the placement games begin
+        yield url, tokens, where / "competition.sqlite"
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 def games_and_forfeits(db: Path, after: int) -> tuple[int, int, int]:
     """The games stored after row ``after``: the last row, the games, the forfeits."""
     from referee.league.store import ResultStore
@@ -192,28 +225,10 @@ def main() -> None:
     print(f"a bomb: {len(bomb)} bytes that unpack to {BOMB_BYTES >> 20} MiB", flush=True)
     with tempfile.TemporaryDirectory(prefix="taki-abuse-") as folder:
         where = Path(folder)
-        (where / "competition.toml").write_text(COMPETITION)
-        tokens = {}
         bomb_file = where / "bomb.tar.gz"
         bomb_file.write_bytes(bomb)
         mallories = [f"mallory{r}" for r in range(args.rounds)]
-        for name in (*PLAYERS, *mallories):
-            out = subprocess.run([TAKI, "participants", "add", name, "--db",
-                                  "competition.sqlite"], cwd=where, check=True,
-                                 capture_output=True, text=True).stdout
-            tokens[name] = out.strip().splitlines()[-1]
-        server, url = start_server(where)
-        try:
-            for i, name in enumerate(PLAYERS):
-                status, answer = call(f"{url}/api/submissions", tokens[name],
-                                      bot_archive(f"{name}bot", i))
-                assert status == 202, answer
-            deadline = time.monotonic() + 600
-            while len(call(f"{url}/api/bots")[1]["active"]) < len(PLAYERS):
-                assert time.monotonic() < deadline, "the bots did not pass their checks"
-                time.sleep(1)
-            time.sleep(10)  # the placement games begin
-            db = where / "competition.sqlite"
+        with playing_ladder(where, COMPETITION, mallories) as (url, tokens, db):
             after, _, _ = games_and_forfeits(db, 0)
             rates: dict[str, list[float]] = {"idle": [], "bombs": [], "flood": []}
             forfeits = 0
@@ -237,9 +252,6 @@ def main() -> None:
                           f" (load {os.getloadavg()[0]:.2f})", flush=True)
                     status, _ = call(f"{url}/api/submissions", tokens["p1"])
                     assert status == 200, "the API stopped answering"
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
     idle = statistics.median(rates["idle"])
     bombs = 100 * statistics.median(rates["bombs"]) / idle
     flood = 100 * statistics.median(rates["flood"]) / idle

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from abuse import PLAYERS, TAKI, bot_archive, call, games_and_forfeits, start_server
+from abuse import TAKI, games_and_forfeits, playing_ladder
 
 COMPETITION = """\
 [competition]
@@ -46,25 +46,7 @@ def main() -> None:
     passed = forfeits = 0
     with tempfile.TemporaryDirectory(prefix="taki-kit-serve-") as folder:
         where = Path(folder)
-        (where / "competition.toml").write_text(COMPETITION)
-        tokens = {}
-        for name in (*PLAYERS, "kit"):
-            out = subprocess.run([TAKI, "participants", "add", name, "--db",
-                                  "competition.sqlite"], cwd=where, check=True,
-                                 capture_output=True, text=True).stdout
-            tokens[name] = out.strip().splitlines()[-1]
-        server, url = start_server(where)
-        try:
-            for i, name in enumerate(PLAYERS):
-                status, answer = call(f"{url}/api/submissions", tokens[name],
-                                      bot_archive(f"{name}bot", i))
-                assert status == 202, answer
-            deadline = time.monotonic() + 600
-            while len(call(f"{url}/api/bots")[1]["active"]) < len(PLAYERS):
-                assert time.monotonic() < deadline, "the bots did not pass their checks"
-                time.sleep(1)
-            time.sleep(10)  # the ladder plays
-            db = where / "competition.sqlite"
+        with playing_ladder(where, COMPETITION, ["kit"]) as (url, tokens, db):
             after, _, _ = games_and_forfeits(db, 0)
             for upload in range(args.uploads):
                 kit = where / f"{args.kit}-{upload}"
@@ -83,9 +65,6 @@ def main() -> None:
                       f" forfeits (load {os.getloadavg()[0]:.2f})", flush=True)
                 if not ok:
                     print(done.stdout[-3000:] + done.stderr[-1000:], flush=True)
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
     print(f"{args.kit} kit in serve beside the ladder: passed {passed} of {args.uploads}"
           f" uploads; forfeits {forfeits}")
