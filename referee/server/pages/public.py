@@ -190,16 +190,23 @@ async def game_log_download(request: Request) -> Response:
     return response
 
 
-async def game_replay(request: Request) -> Response:
-    """A game's replay as JSON (the format of ``taki-referee replay``), every forfeit's
-    detail cut to its first line as on the viewer."""
+async def _replayed_game(request: Request) -> tuple[Site, GameLine, str]:
+    """The site, the game the request names and its stored replay; PageError 404 for a
+    game without one."""
     site = site_of(request)
     await site.refresh()
     number = request.path_params["number"]
     game: GameLine = await site.locked(lambda: _game(site, number))
     if game.replay is None:
         raise PageError(404, f"game {game.number} has no replay")
-    stored, db = game.replay, site.state.store.path
+    return site, game, game.replay
+
+
+async def game_replay(request: Request) -> Response:
+    """A game's replay as JSON (the format of ``taki-referee replay``), every forfeit's
+    detail cut to its first line as on the viewer."""
+    site, game, stored = await _replayed_game(request)
+    db = site.state.store.path
     try:
         wire = await site.run(lambda: public_replay(stored, db).to_wire())
     except (ReplayError, OSError) as exc:
@@ -220,13 +227,8 @@ def _viewer(stored: str, db: str) -> tuple[str, str]:
 
 
 async def game_viewer(request: Request) -> Response:
-    site = site_of(request)
-    await site.refresh()
-    number = request.path_params["number"]
-    game: GameLine = await site.locked(lambda: _game(site, number))
-    if game.replay is None:
-        raise PageError(404, f"game {game.number} has no replay")
-    stored, db = game.replay, str(site.state.store.path)
+    site, game, stored = await _replayed_game(request)
+    db = str(site.state.store.path)
     try:
         text, tag = await site.run(lambda: _viewer(stored, db))
     except (ReplayError, OSError) as exc:
