@@ -78,6 +78,7 @@ __all__ = [
     "late_margin_ms",
     "may_be_waiting",
     "min_extension_ms",
+    "startup_credit_ms",
 ]
 
 #: The share of the time some task waited for a CPU on a host whose CPUs were in demand.
@@ -271,6 +272,18 @@ def min_extension_ms(deadline_ms: float) -> float:
     """The shortest window of an extended wait with ``deadline_ms``: its next check
     comes no sooner, though its deadline may (an answer in between is read late)."""
     return max(MIN_EXTENSION_SHARE * deadline_ms, MIN_EXTENSION_MS)
+
+
+def startup_credit_ms(figures: WaitFigures) -> float:
+    """How long a starting bot was kept off the CPU over a window of its handshake: its
+    threads' waits for a CPU, at most the window itself (the time some thread of it
+    waited; a virtual machine's start runs many threads, which wait at once). None for
+    a bot that lowered its own priority (it chose to yield); the game's rules of
+    crowding do not apply to a start (no game plays yet, and the CPU time it uses is
+    charged instead: ``referee.core.waiting``)."""
+    if figures.lowered_priority or figures.run_delay_ms is None:
+        return 0.0
+    return round(max(0.0, min(figures.run_delay_ms, figures.window_ms)), 1)
 
 
 def charged_ms(elapsed_ms: float, extended_ms: float) -> float:

@@ -20,6 +20,12 @@ The rules (PROTOCOL.md, section 9):
   for a bot that may be waiting for a CPU, :func:`~referee.core.fairness.may_be_waiting`),
   up to ``starved_cap`` times its span; the bot is charged the wait less the
   extensions;
+* **start-up** (the handshake of a watched bot): watched from the start; the bot is
+  charged the more of the CPU time its processes used and the wait less the time they
+  were kept off the CPU (:func:`~referee.core.fairness.startup_credit_ms`, window by
+  window), against its startup time; judged at the deadline and again as it moves on
+  (a step later for a bot that may be waiting for a CPU), up to ``starved_cap`` times
+  its span;
 * **CPU**: the bot is charged the CPU time its processes used; it is read whenever it
   could have passed the deadline; a bot that used less than it was told it has is ended
   at ``cpu_wall_cap`` times its span of wall time, unless it is starved there: then it
@@ -49,6 +55,7 @@ from referee.core.fairness import (
     judge,
     may_be_waiting,
     min_extension_ms,
+    startup_credit_ms,
 )
 from referee.core.faults import BotTimeout
 
@@ -131,32 +138,36 @@ class WaitPolicy:
     ``metered``: whether the bot's CPU time can be read (else the CPU basis falls back
     to wall time); ``basis``: what it is charged; ``starved_cap``: how many
     times its span a starved wall-time wait may last; ``cpu_wall_cap``: the wall time
-    after which a CPU-time wait ends, as a multiple of its span."""
+    after which a CPU-time wait ends, as a multiple of its span; ``startup``: the wait
+    is a bot's start (its handshake), judged by the start-up rules when it is watched
+    under the wall basis."""
 
     __slots__ = ("_cap", "_cap_times", "_extended", "begun_at", "cpu", "credited_s", "deadline",
-                 "grace_ms", "look", "pending", "span_ms", "span_s", "start", "starved_cap",
-                 "told_ms", "used_ms", "wall_cap", "watched")
+                 "grace_ms", "look", "pending", "span_ms", "span_s", "start", "startup",
+                 "starved_cap", "told_ms", "used_ms", "wall_cap", "watched")
 
     def __init__(self, *, start: float, span_ms: float, told_ms: float, watched: bool,
                  metered: bool | None = None, basis: TimeBasis = TimeBasis.WALL,
                  starved_cap: int = CPU_STARVED_CAP, cpu_wall_cap: int = CPU_WALL_CAP,
-                 ) -> None:
+                 startup: bool = False) -> None:
         self.wall_cap = cpu_wall_cap
         self.reset(start=start, span_ms=span_ms, told_ms=told_ms, watched=watched,
-                   metered=metered, basis=basis, starved_cap=starved_cap)
+                   metered=metered, basis=basis, starved_cap=starved_cap, startup=startup)
 
     def reset(self, *, start: float, span_ms: float, told_ms: float, watched: bool,
               metered: bool | None = None, basis: TimeBasis = TimeBasis.WALL,
-              starved_cap: int = CPU_STARVED_CAP) -> None:
+              starved_cap: int = CPU_STARVED_CAP, startup: bool = False) -> None:
         """Begin a new wait with these rules (the arguments are the constructor's): one
         policy serves every wait of a bot, one after the other. Every request resets it,
         and most are answered at the first look: what only a longer wait needs (its
-        caps, its grace, its credit) is worked out when its first look ends."""
+        caps, its grace, its credit) is worked out when its first look ends.
+        ``startup``: the wait is a bot's start (its handshake), judged by its rules."""
         self.start = start
         self.span_s = span_s = span_ms / 1000
         self.span_ms = span_ms
         self.told_ms = told_ms
         self.watched = watched
+        self.startup = startup and watched and basis is TimeBasis.WALL
         self.cpu = cpu = basis is TimeBasis.CPU and (watched if metered is None else metered)
         self.deadline = deadline = start + span_s
         self._cap_times = starved_cap
@@ -167,6 +178,8 @@ class WaitPolicy:
             self.look = Look(deadline, Need.USED)
         elif not watched:
             self.look = Look(deadline, Need.NOTHING)
+        elif self.startup:  # watched from the start: its processes are all new
+            self.look = Look(start, Need.BEGIN)
         else:  # watched from its check point on
             self.look = Look(start + span_s * WALL_CHECK_SHARE, Need.BEGIN)
 
@@ -264,6 +277,8 @@ class WaitPolicy:
     # ------------------------------------------------------------- wall time
 
     def _wall_window(self, now: float, figures: WaitFigures) -> Step:
+        if self.startup:
+            return self._startup_window(now, figures)
         at_cap = self.look.until >= self._cap
         late_ms = max(0.0, (now - self.look.until) * 1000)
         figures = attrs.evolve(figures, referee_late_ms=late_ms)
@@ -278,6 +293,33 @@ class WaitPolicy:
     def _timeout(self, now: float, figures: WaitFigures | None) -> Verdict:
         detail = f"no answer within {self.told_ms:.0f} ms"
         return Verdict(False, (now - self.start) * 1000, detail, figures)
+
+    # ------------------------------------------------------------- start-up
+
+    def _startup_window(self, now: float, figures: WaitFigures) -> Step:
+        self.credited_s += startup_credit_ms(figures) / 1000
+        used_ms = figures.wait_cpu_ms or 0.0
+        extended = self.start + self.span_s + self.credited_s
+        self.deadline = min(extended, self._cap)
+        if used_ms > self.span_ms:
+            return self._startup_timeout(now, used_ms, None)
+        if self.deadline <= now and (now >= self._cap or not figures.runnable_at_end
+                                     or figures.lowered_priority):
+            return self._startup_timeout(now, used_ms, figures if extended >= self._cap else None)
+        step_s = min_extension_ms(self.span_ms) / 1000
+        return self._next(Look(min(max(self.deadline, now + step_s), self._cap), Need.WINDOW))
+
+    def _startup_timeout(self, now: float, used_ms: float, figures: WaitFigures | None,
+                         ) -> Verdict:
+        """The timeout of a start, with its allowance: the startup time, of CPU time and
+        of wall time less the time the bot was kept off the CPU, within the cap."""
+        waited = (now - self.start) * 1000
+        off = self.credited_s * 1000
+        cap = (self._cap - self.start) * 1000
+        detail = (f"no hello within the startup time of {self.told_ms:.0f} ms: waited"
+                  f" {waited:.0f} ms, less {off:.0f} ms the machine kept the bot off the CPU"
+                  f" (at most {cap:.0f} ms in all); it used {used_ms:.0f} ms of CPU time")
+        return Verdict(False, max(used_ms, waited - off), detail, figures)
 
     # --------------------------------------------------------------- CPU time
 

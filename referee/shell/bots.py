@@ -208,15 +208,17 @@ class BotConnection:
     async def handshake(self, startup_ms: int, grace_ms: int = 0,
                         starved_cap: int = STARVED_WAIT_CAP) -> BotHello:
         """Send hello and wait for the bot's hello within the startup time (plus
-        ``grace_ms``, which a timeout's detail leaves out, as it does for requests).
+        ``grace_ms``).
 
-        A local bot's start is watched and judged like a request under the wall basis
-        (``referee.core.waiting``): a bot starved of CPU at the deadline has it
-        extended, up to ``starved_cap`` times; a start that timed out raises
-        :class:`~referee.core.waiting.WaitTimeout` with the figures, for the game to
-        judge whose fault it was."""
+        A local bot's start is watched from its start and judged by the start-up rules
+        of ``referee.core.waiting``: the time it is charged is the more of the CPU time
+        its processes used and the wait less the time the machine kept them off the
+        CPU, up to ``starved_cap`` times the startup time of wall time; a start that
+        timed out raises :class:`~referee.core.waiting.WaitTimeout` whose detail names
+        that allowance, with the figures, for the game to judge whose fault it was. A
+        bot whose CPU time cannot be read has the startup time of wall time."""
         span_ms = startup_ms + grace_ms
-        watch = None if self.cpu is None else WaitWatch(self.cpu)
+        watch = None if self.cpu is None else WaitWatch(self.cpu, fresh=True)
         if watch is not None:
             watch.arm()
         try:
@@ -225,11 +227,12 @@ class BotConnection:
             raise BotTimeout(f"no hello within the startup time of {startup_ms} ms") from None
         policy = self._policy
         policy.reset(start=start, span_ms=span_ms, told_ms=startup_ms,
-                     watched=watch is not None, starved_cap=starved_cap)
+                     watched=watch is not None, starved_cap=starved_cap, startup=True)
         reply, verdict = await timed_receive(self, policy, watch)
         if reply is None:
-            raise WaitTimeout(f"no hello within the startup time of {startup_ms} ms",
-                              verdict.figures)
+            detail = verdict.detail if policy.startup else \
+                f"no hello within the startup time of {startup_ms} ms"
+            raise WaitTimeout(detail, verdict.figures)
         if not isinstance(reply, BotHello):
             raise BotProtocolError(f"expected bot_hello, got {reply.TYPE}")
         self.bot_name = reply.name

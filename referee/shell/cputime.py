@@ -172,12 +172,18 @@ class CpuSample(NamedTuple):
                 used += ms
         return used if used > cgroup else cgroup
 
-    def run_delay_since(self, earlier: CpuSample) -> float | None:
+    def run_delay_since(self, earlier: CpuSample, fresh: bool = False) -> float | None:
         """How long the processes of both samples waited for a CPU in between, in ms
-        (a process of one sample only is left out: its wait is not known)."""
+        (a process of one sample only is left out: its wait is not known). ``fresh``:
+        the processes began after ``earlier`` was taken, or were in it (a bot's start,
+        watched from its first process on): one found only now counts with all its
+        waits."""
         if self.delay_by_pid is None or earlier.delay_by_pid is None:
             return None
         before = earlier.delay_by_pid
+        if fresh:
+            return sum(max(0.0, ms - before.get(pid, 0.0))
+                       for pid, ms in self.delay_by_pid.items())
         return sum(max(0.0, ms - before[pid]) for pid, ms in self.delay_by_pid.items()
                    if pid in before)
 

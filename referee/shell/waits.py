@@ -44,13 +44,17 @@ class WaitWatch:
     """The samples of one wait, from its check point to its end.
 
     ``meter`` reads the waiting bot's processes (None: a remote bot, whose CPU time
-    nobody here can see), ``others`` those of the other bots of the game."""
+    nobody here can see), ``others`` those of the other bots of the game. ``fresh``:
+    the wait is the bot's start, watched from its first process on, so that a process
+    found later began meanwhile and all its waits for a CPU count."""
 
-    __slots__ = ("_armed", "_end", "_host", "_mine", "_others", "meter", "others")
+    __slots__ = ("_armed", "_end", "_host", "_mine", "_others", "fresh", "meter", "others")
 
-    def __init__(self, meter: CpuMeter | None, others: Sequence[CpuMeter] = ()) -> None:
+    def __init__(self, meter: CpuMeter | None, others: Sequence[CpuMeter] = (), *,
+                 fresh: bool = False) -> None:
         self.meter = meter
         self.others = tuple(others)
+        self.fresh = fresh
         #: The bot's processes when the request went out (:meth:`arm`).
         self._armed: CpuSample | None = None
         self._mine: CpuSample | None = None
@@ -103,7 +107,7 @@ class WaitWatch:
         if self.meter is not None and self._mine is not None:
             now = self.meter.sample()
             cpu = now.since(self._mine)
-            delay = now.run_delay_since(self._mine)
+            delay = now.run_delay_since(self._mine, self.fresh)
             runnable = self._mine.runnable and now.runnable
             lowered = self._mine.lowered or now.lowered
             if self._armed is not None:

@@ -182,7 +182,11 @@ async def test_a_failed_handshake_is_shown_and_nothing_else_plays(tmp_path: Path
     handshake, game = report.outcomes
     assert handshake.name == "handshake" and handshake.problem == "failed (timeout)"
     assert handshake.fault is not None
-    assert handshake.fault.public_detail == "no hello within the startup time of 300 ms"
+    # The allowance it applied: the wait less the time the machine kept the bot off the
+    # CPU (a sleeping bot was kept off it for none of its wait), and its CPU time.
+    assert handshake.fault.public_detail.startswith(
+        "no hello within the startup time of 300 ms: waited ")
+    assert "ms the machine kept the bot off the CPU" in handshake.fault.public_detail
     assert game.problem == "not played: the bot failed its handshake"
     assert not report.passed
 
@@ -206,5 +210,6 @@ async def test_a_later_process_that_fails_its_handshake_names_the_time_it_was_al
     report = await check(f"sh {script}", only={"decide-play"},
                          time=TimeControl(startup_ms=3000), tmp_path=tmp_path)
     (game,) = report.outcomes  # the first handshake passed (not asked for: not listed)
-    assert game.problem == ("not played: the bot failed its handshake (timeout: no hello"
-                            " within the startup time of 3000 ms)")
+    assert game.problem.startswith("not played: the bot failed its handshake (timeout: no"
+                                   " hello within the startup time of 3000 ms: waited ")
+    assert game.problem.endswith(" ms of CPU time)")

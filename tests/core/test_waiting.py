@@ -229,3 +229,68 @@ def test_a_bot_starved_at_the_wall_cap_is_waited_for_up_to_the_starved_cap() -> 
     verdict = policy.woke(step.until, figures=ASLEEP)
     assert isinstance(verdict, Verdict) and not verdict.answered
     assert verdict.figures is not None and judge(verdict.figures, 5) is Blame.BOT
+
+
+# ----------------------------------------------------------------- start-up
+
+#: A start's processes waited for CPUs together, many times the window in all.
+STARTING = WaitFigures(window_ms=105.0, wait_ms=105.0, cpu_ms=10.0, run_delay_ms=800.0,
+                       runnable=True, runnable_at_end=True, wait_cpu_ms=10.0)
+
+
+def startup(**kwargs: object) -> WaitPolicy:
+    return wall(startup=True, **kwargs)
+
+
+def startup_window() -> tuple[WaitPolicy, Look]:
+    """A start watched from its first moment, looking until its deadline."""
+    policy = startup()
+    first = policy.first()
+    assert first == Look(START, Need.BEGIN)
+    step = policy.woke(START)
+    assert step == Look(START + SPAN, Need.WINDOW)
+    return policy, step
+
+
+def test_a_start_kept_off_the_cpu_is_waited_for_by_that_time_at_most_the_window() -> None:
+    """Its processes' waits for a CPU count at most the window (they wait at once), and
+    the rules of crowding do not apply: its deadline moves on by the window."""
+    policy, look = startup_window()
+    step = policy.woke(look.until, figures=STARTING)
+    assert step == Look(pytest.approx(START + 2 * SPAN), Need.WINDOW)
+    assert policy.answered(START + 0.150) == Verdict(True, pytest.approx(45.0))
+
+
+def test_a_sleeping_start_times_out_at_its_startup_time_naming_its_allowance() -> None:
+    policy, look = startup_window()
+    step = policy.woke(look.until, figures=attrs.evolve(ASLEEP, window_ms=105.0))
+    assert isinstance(step, Verdict) and not step.answered and step.figures is None
+    assert step.detail == ("no hello within the startup time of 100 ms: waited 105 ms, less 0 ms"
+                           " the machine kept the bot off the CPU (at most 10500 ms in all);"
+                           " it used 0 ms of CPU time")
+
+
+def test_a_start_that_used_more_cpu_than_its_startup_time_times_out() -> None:
+    policy, look = startup_window()
+    step = policy.woke(look.until, figures=attrs.evolve(STARTING, wait_cpu_ms=106.0))
+    assert isinstance(step, Verdict) and not step.answered and step.figures is None
+    assert step.charged_ms == pytest.approx(106.0)
+    assert step.detail.endswith("; it used 106 ms of CPU time")
+
+
+def test_a_start_that_lowered_its_priority_buys_no_extension() -> None:
+    policy, look = startup_window()
+    step = policy.woke(look.until, figures=attrs.evolve(STARTING, lowered_priority=True))
+    assert isinstance(step, Verdict) and not step.answered
+
+
+def test_a_start_starved_up_to_its_cap_ends_there_with_figures_to_judge() -> None:
+    policy = startup(starved_cap=3)
+    policy.woke(START)
+    now, step = START + SPAN, policy.woke(START + SPAN, figures=STARTING)
+    while isinstance(step, Look):
+        now = step.until
+        step = policy.woke(now, figures=STARTING)
+    assert now == pytest.approx(START + 3 * SPAN)
+    assert isinstance(step, Verdict) and not step.answered and step.figures == STARTING
+    assert "(at most 315 ms in all)" in step.detail

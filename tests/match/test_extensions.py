@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -89,6 +90,55 @@ async def test_a_start_starved_up_to_its_cap_voids_the_game(tmp_path: Path) -> N
     [event] = outcome.infra
     assert event.blame is Blame.STARVED
     assert event.detail.startswith("no hello within the startup time of 300 ms")
+
+
+@pytest.mark.slow
+async def test_a_start_spread_over_processes_is_waited_for_while_the_machine_starves_it(
+        tmp_path: Path) -> None:
+    """A start that computes in several processes at once (as a virtual machine's start
+    runs many threads) beside eight busy loops per CPU: its processes wait for the CPUs
+    together, many times its wait in all, which is no crowding of its own; its start is
+    waited for while the machine keeps it off the CPU, and it plays."""
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=600, time_basis=TimeBasis.WALL)
+    with busy_machine(8 * CPUS):
+        outcome = await play([hostile("slow_start", "300", "spread"), RANDOM], tmp_path, time)
+    assert outcome.infra == (), [e.describe() for e in outcome.infra]
+    seats = {s.bot: s for s in outcome.seats}
+    assert seats["hostile"].forfeit is None, seats["hostile"].forfeit
+
+
+@pytest.mark.slow
+async def test_a_start_that_computes_past_its_startup_time_is_ended_on_its_cpu_time(
+        tmp_path: Path) -> None:
+    """Spread over processes on a busy machine, a start that needs more CPU time than
+    its startup time forfeits on that CPU time, its allowance named, long before the
+    cap: the extensions wait for a starved start, not for one that computes too long."""
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=300, time_basis=TimeBasis.WALL)
+    with busy_machine(8 * CPUS):
+        outcome = await play([hostile("slow_start", "5000", "spread"), RANDOM], tmp_path, time)
+    assert outcome.infra == (), [e.describe() for e in outcome.infra]
+    forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
+    assert forfeit is not None and forfeit.reason == "timeout"
+    used = re.search(r"it used (\d+) ms of CPU time$", forfeit.detail)
+    assert used is not None and int(used[1]) > 300, forfeit.detail
+
+
+@pytest.mark.slow
+async def test_a_sleeping_start_beside_a_busy_machine_gets_no_extension(tmp_path: Path) -> None:
+    """A bot that sleeps at its start waits for no CPU: the busy machine buys it nothing,
+    it forfeits at its startup time, and the detail says so."""
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=300, time_basis=TimeBasis.WALL)
+    sleeper = BotSpec("hostile", BotCommand((sys.executable, "-c",
+                                             "import time; time.sleep(60)")))
+    with busy_machine(8 * CPUS):
+        outcome = await play([sleeper, RANDOM], tmp_path, time)
+    forfeit = {s.bot: s.forfeit for s in outcome.seats}["hostile"]
+    assert forfeit is not None and forfeit.reason == "timeout"
+    waited = re.match(r"no hello within the startup time of 300 ms: waited (\d+) ms, less"
+                      r" (\d+) ms the machine kept the bot off the CPU", forfeit.detail)
+    assert waited is not None, forfeit.detail
+    # Only the interpreter's own start waited for a CPU: its sleep bought nothing.
+    assert int(waited[1]) - int(waited[2]) >= 300
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ These tests drive ``BotConnection`` directly with real bot processes
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 from pathlib import Path
@@ -213,9 +214,13 @@ async def test_a_timeout_reports_the_deadline_the_bot_was_told() -> None:
 
 
 async def test_handshake_timeout_reports_the_startup_time_without_the_grace() -> None:
+    """The detail names the allowance it applied: the startup time (the grace left out),
+    the wait less the time the machine kept the bot off the CPU, the cap, the CPU time."""
     async with open_bot(inline("import time; time.sleep(60)"), startup_ms=200, grace_ms=5) as conn:
         assert conn.fault is not None
-        assert conn.fault.detail == "no hello within the startup time of 200 ms"
+        assert re.fullmatch(r"no hello within the startup time of 200 ms: waited \d+ ms, less"
+                            r" \d+ ms the machine kept the bot off the CPU \(at most 20500 ms"
+                            r" in all\); it used \d+ ms of CPU time", conn.fault.detail)
 
 
 async def test_crash_detail_keeps_the_stderr_but_tells_the_bots_only_the_exit() -> None:
