@@ -5,13 +5,16 @@ The upload's folder is bound read-only; the build copies it into the sandbox's p
 memory-backed disk, never the host's), runs the participant's command there with its
 output on stderr, and writes the result as a tar stream on stdout, which the server
 unpacks under the same limits as an upload. The build has no network, its own pid
-namespace, a memory and process limit (cgroups where the host has them) and a wall-clock
+namespace, a memory and process limit (cgroups where the host has them) and a time
 limit, after which it is killed with everything it started. It runs at a lower CPU
-priority than the ladder's games, whose bots are on the clock.
+priority than the ladder's games, whose bots are on the clock, so the time limit is of
+its own time (``referee.shell.owntime``): the time the machine kept it off the CPU does
+not count, up to :data:`BUILD_WALL_CAP` times the limit of wall time.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 from typing import Final
@@ -21,7 +24,7 @@ import trio
 
 from referee.competition.config import SandboxSection
 from referee.core import BotCommand, ResourceLimits, Sandbox
-from referee.shell import open_bot_process
+from referee.shell import OwnTime, keep_own_time, open_bot_process
 
 __all__ = ["BUILD_FOLDER", "BuildResult", "run_build"]
 
@@ -31,6 +34,8 @@ BUILD_FOLDER: Final = "/tmp/build"
 #: on the clock: they run this many nice levels below the server (everything they
 #: start included; ResourceLimits.niceness).
 NICENESS: Final = 10
+#: A build's wall time is capped at this many times its limit (``build_seconds``).
+BUILD_WALL_CAP: Final = 10
 #: The build's own lines kept for the participant.
 OUTPUT_LINES: Final = 60
 
@@ -72,9 +77,12 @@ async def run_build(source: Path, build: str, sandbox: SandboxSection, tar_path:
     written = 0
     too_large = False
     code: int | None = None
-    async with open_bot_process(command) as process:
+    own = OwnTime(sandbox.build_seconds, sandbox.build_seconds * BUILD_WALL_CAP)
+    async with open_bot_process(command) as process, trio.open_nursery() as nursery:
         await process.close_input()
-        with trio.move_on_after(sandbox.build_seconds) as timer:
+        with trio.CancelScope() as timer:
+            nursery.start_soon(functools.partial(keep_own_time, process, own, timer,
+                                                 niceness=NICENESS))
             async with await trio.open_file(tar_path, "wb") as out:
                 while chunk := await process.receive_some(1 << 16, deadline=math.inf):
                     written += len(chunk)
@@ -84,9 +92,11 @@ async def run_build(source: Path, build: str, sandbox: SandboxSection, tar_path:
                     await out.write(chunk)
             if not too_large:
                 code = await process.wait()
+        nursery.cancel_scope.cancel()
         tail = process.stderr_tail(OUTPUT_LINES)
+        ended = trio.current_time()
     if timer.cancelled_caught:
-        return BuildResult(False, _join(tail, f"build: stopped after {sandbox.build_seconds} s"
+        return BuildResult(False, _join(tail, f"build: stopped after {own.describe(ended)}"
                                         " (the time limit of a build)"))
     if too_large:
         return BuildResult(False, _join(tail, "build: the built folder is larger than"

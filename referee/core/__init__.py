@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         charged_ms,
         extension_ms,
         judge,
+        kept_off_ms,
         may_be_waiting,
         min_extension_ms,
     )

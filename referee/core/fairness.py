@@ -75,6 +75,7 @@ __all__ = [
     "extension_ms",
     "game_doing",
     "judge",
+    "kept_off_ms",
     "late_margin_ms",
     "may_be_waiting",
     "min_extension_ms",
@@ -281,9 +282,24 @@ def startup_credit_ms(figures: WaitFigures) -> float:
     a bot that lowered its own priority (it chose to yield); the game's rules of
     crowding do not apply to a start (no game plays yet, and the CPU time it uses is
     charged instead: ``referee.core.waiting``)."""
-    if figures.lowered_priority or figures.run_delay_ms is None:
+    return kept_off_ms(figures.run_delay_ms, figures.window_ms, figures.lowered_priority,
+                       cpu_ms=figures.cpu_ms or 0.0, runnable=figures.runnable_at_end)
+
+
+def kept_off_ms(run_delay_ms: float | None, window_ms: float, lowered: bool, *,
+                cpu_ms: float = 0.0, runnable: bool = False) -> float:
+    """How long the machine kept a process tree off the CPU over a window: its threads'
+    waits for a CPU (``run_delay_ms``, None: unknown), at most the window (threads that
+    wait at once overlap); none when it lowered its own priority (``lowered``). A tree
+    that waited for a CPU at least :data:`RUNNABLE_SHARE` of the window and still waits
+    as it ends (``runnable``: the kernel counts a wait when it ends) was starved: all the
+    window it did not run (less its CPU time ``cpu_ms``) is the machine's."""
+    if lowered or run_delay_ms is None:
         return 0.0
-    return round(max(0.0, min(figures.run_delay_ms, figures.window_ms)), 1)
+    kept = run_delay_ms
+    if runnable and run_delay_ms >= RUNNABLE_SHARE * window_ms:
+        kept = max(kept, window_ms - cpu_ms)
+    return round(max(0.0, min(kept, window_ms)), 1)
 
 
 def charged_ms(elapsed_ms: float, extended_ms: float) -> float:

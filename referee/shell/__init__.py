@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .connect import ConnectError, client_tls_context, connect_bot
     from .limits import LimitError, limit_backend
     from .network import RemoteSetupError, format_address, parse_address
+    from .owntime import OwnTime, keep_own_time
     from .process import RECEIVE_CHUNK_BYTES, describe_exit_status
     from .remote import RemoteSeats
     from .sandbox import SandboxError, bwrap_path, containment, require_sandbox
