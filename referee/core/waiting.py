@@ -305,7 +305,12 @@ class WaitPolicy:
             return self._startup_timeout(now, used_ms, None)
         if self.deadline <= now and (now >= self._cap or not figures.runnable_at_end
                                      or figures.lowered_priority):
-            return self._startup_timeout(now, used_ms, figures if extended >= self._cap else None)
+            # Starved up to the cap: the figures to judge, its threads' waits for a CPU
+            # overlapping (at most the window), as its credits count them.
+            delay = figures.run_delay_ms
+            kept = None if extended < self._cap else attrs.evolve(
+                figures, run_delay_ms=None if delay is None else min(delay, figures.window_ms))
+            return self._startup_timeout(now, used_ms, kept)
         step_s = min_extension_ms(self.span_ms) / 1000
         return self._next(Look(min(max(self.deadline, now + step_s), self._cap), Need.WINDOW))
 

@@ -79,17 +79,21 @@ async def test_a_starved_bot_is_waited_for_under_the_wall_basis(tmp_path: Path) 
 
 
 @pytest.mark.slow
-async def test_a_start_starved_up_to_its_cap_voids_the_game(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["one", "spread"])
+async def test_a_start_starved_up_to_its_cap_voids_the_game(tmp_path: Path, how: str) -> None:
     """With no extension allowed (starved_cap 1), a start the machine starved is an
-    infrastructure fault: the game is voided, never forfeited."""
-    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=300, time_basis=TimeBasis.WALL)
+    infrastructure fault: the game is voided, never forfeited; also a start spread over
+    processes, whose waits for a CPU overlap."""
+    startup_ms = 300 if how == "one" else 1500  # the processes are forked by then
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=startup_ms,
+                       time_basis=TimeBasis.WALL)
     with busy_machine(8 * CPUS):
-        outcome = await play([hostile("slow_start", "150"), RANDOM], tmp_path, time,
-                             starved_cap=1, void_replays=0)
+        outcome = await play([hostile("slow_start", "150" if how == "one" else "1000", how),
+                              RANDOM], tmp_path, time, starved_cap=1, void_replays=0)
     assert outcome.voided and outcome.seats == ()
     [event] = outcome.infra
     assert event.blame is Blame.STARVED
-    assert event.detail.startswith("no hello within the startup time of 300 ms")
+    assert event.detail.startswith(f"no hello within the startup time of {startup_ms} ms")
 
 
 @pytest.mark.slow
