@@ -12,6 +12,7 @@ from referee.core.fairness import (
     charged_ms,
     extension_ms,
     judge,
+    kept_off_ms,
     late_margin_ms,
     min_extension_ms,
 )
@@ -194,3 +195,15 @@ def test_an_answer_read_late_behind_a_late_referee_is_extended_by_its_lateness()
     # Not when the game's own bots took the machine.
     crowded = attrs.evolve(read_late, others_cpu_ms=300.0)
     assert extension_ms(crowded, grace_ms=5) == 0.0
+
+
+def test_the_time_kept_off_the_cpu_is_the_waits_for_it_at_most_the_window() -> None:
+    """Threads that wait at once overlap: at most the window; a tree that lowered its
+    priority chose to yield; one still waiting after waiting half the window was
+    starved: all the window it did not run is the machine's."""
+    assert kept_off_ms(300.0, 1000.0, False) == 300.0
+    assert kept_off_ms(5000.0, 1000.0, False) == 1000.0
+    assert kept_off_ms(5000.0, 1000.0, True) == 0.0
+    assert kept_off_ms(None, 1000.0, False) == 0.0
+    assert kept_off_ms(600.0, 1000.0, False, cpu_ms=20.0, runnable=True) == 980.0
+    assert kept_off_ms(400.0, 1000.0, False, cpu_ms=20.0, runnable=True) == 400.0
