@@ -219,7 +219,12 @@ class BotProcess:
         """Ask the operating system whether the bot has exited; its exit status or None."""
         code = self._process.returncode
         if code is not None:
-            self._returncode = code
+            code = self._returncode = self.exit_status(code)
+        return code
+
+    def exit_status(self, code: int) -> int:
+        """The bot's exit status, from that of the process the referee started (the
+        same here; a wrapper's says it otherwise: ``WrappedBotProcess``)."""
         return code
 
     def status(self) -> str:
@@ -345,7 +350,7 @@ class BotProcess:
 
         The stderr drain is bounded by :data:`STDERR_DRAIN_S`.
         """
-        code = self._returncode = await self._process.wait()
+        code = self._returncode = self.exit_status(await self._process.wait())
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()
         return code
@@ -366,7 +371,7 @@ class BotProcess:
         """The one kill sequence: the group and the leader's children, the bot reaped,
         the rest of its session."""
         children = self._kill_group()
-        self._returncode = await self._process.wait()
+        self._returncode = self.exit_status(await self._process.wait())
         await self._clear_session(children)
 
     def _kill_group(self) -> list[int]:
@@ -420,7 +425,7 @@ class BotProcess:
 
     async def _watch_exit(self) -> None:
         with self._watch_scope:
-            self._returncode = await self._process.wait()
+            self._returncode = self.exit_status(await self._process.wait())
             # Give any read or write in progress a short while to finish, then
             # stop it even if a descendant still holds the pipe.
             quiet_until = trio.current_time() + EXIT_QUIET_S
