@@ -326,7 +326,8 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
           tree: Path | None = None) -> dict[str, Any]:
     """``--minutes`` of serve with the viewers; with ``tree``, the referee of that
     checkout (an anchor commit's) rather than this one."""
-    (where / "competition.toml").write_text(COMPETITION)
+    (where / "competition.toml").write_text(COMPETITION.replace(
+        "[ladder]\n", f"[ladder]\nworkers = {args.workers}\n"))
     out = where / "serve.out"
     env = dict(os.environ)
     if tree is not None:  # its package first on the path (before this editable install)
@@ -395,8 +396,11 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
         print(f"the server's {line}")
     rss = figures["rss"]
     played = rss[-1][2] - figures["games"] if rss else 0
-    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f}"
-          f" games/min); the server's process busy {figures['cpu']:.2f} CPUs")
+    where = (f"in {args.workers} worker processes" if args.workers
+             else "in the server's process")
+    print(f"ladder ({where}): {played} games in {args.minutes:g} min"
+          f" ({played / args.minutes:.1f} games/min); the server's process busy"
+          f" {figures['cpu']:.2f} CPUs")
     end = rss[-1][1] if rss else figures["rss_start"]
     if len(rss) >= 3 and rss[-1][2] > rss[0][2]:
         # The least-squares slope of RSS over the games stored, from the first sample on
@@ -456,6 +460,9 @@ def main() -> None:
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "taki-season"))
     parser.add_argument("--cli-limit", type=float, default=600.0,
                         help="stop ratings and report after this many seconds")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="the ladder's referee worker processes ([ladder] workers;"
+                             " 0: the games are played in the server's process)")
     parser.add_argument("--pages-only", action="store_true",
                         help="skip ratings and report (the serve's figures alone)")
     parser.add_argument("--anchor", metavar="COMMIT",

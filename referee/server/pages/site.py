@@ -188,12 +188,13 @@ class Site:
         return self.digest.version, len(self.entrants), len(self.active)
 
     def _work(self, template: str, build: Callable[[], dict[str, Any]],
-              context: dict[str, Any]) -> Callable[[float], Rendered]:
-        """The rendering of a page (blocking), given when it was asked for."""
+              context: dict[str, Any], *, locked: bool = True) -> Callable[[float], Rendered]:
+        """The rendering of a page (blocking), given when it was asked for; ``build``
+        runs with the digest's lock held unless not ``locked``."""
         def work(asked: float) -> Rendered:
             began = time.perf_counter()
             sql = sql_seconds()
-            with self.digest.lock:
+            with self.digest.lock if locked else contextlib.nullcontext():
                 values = build()
             built = time.perf_counter()
             text = self.render(template, **context, **values)
@@ -265,20 +266,22 @@ class Site:
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
                    session: Session | None = None, form: bool = False,
-                   keep: bool = True, stored: bool = False) -> Response:
-        """A whole page: ``build()`` (under the digest's lock) gives the template its
-        values, both in a worker thread. A page with a ``form`` for visitors gives them
-        its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
-        every visitor: they are kept, each until the stored games change (unless ``keep`` is
-        False: the page shows something else that changes), with an ETag (a request
-        that has the page gets 304). A page of a ``stored`` game does not change with
-        the games stored after it: it is kept until the bots change, and browsers may
-        keep it :data:`GAME_MAX_AGE_S`."""
+                   keep: bool = True, stored: bool = False, locked: bool = True
+                   ) -> Response:
+        """A whole page: ``build()`` (under the digest's lock unless not ``locked``: a
+        page that reads no bot of the digest, only the database and the entrants) gives
+        the template its values, both in a worker thread. A page with a ``form`` for
+        visitors gives them its CSRF cookie. The pages a visitor sees (no session, no
+        form) are the same for every visitor: they are kept, each until the stored games
+        change (unless ``keep`` is False: the page shows something else that changes),
+        with an ETag (a request that has the page gets 304). A page of a ``stored`` game
+        does not change with the games stored after it: it is kept until the bots
+        change, and browsers may keep it :data:`GAME_MAX_AGE_S`."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
         shared = keep and session is None and not form and status == 200
         work = self._work(template, build, {
             "session": session, "csrf": csrf if form or session else "",
-            "signed_in": _signed_in(session)})
+            "signed_in": _signed_in(session)}, locked=locked)
         if shared:
             version = self._version()
             key = (template, request.url.path, request.url.query)
