@@ -31,7 +31,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from referee.competition import CompetitionHost, Submission
+from referee.competition import CompetitionHost, Status, Submission
 from referee.league import Meeting
 from referee.server.pages.digest import Digest
 from referee.server.pages.kept import Flight, Kept, Rendered, Shelf, Timing, entity_tag
@@ -103,6 +103,8 @@ class Site:
         #: Every submission that passed, by the name it plays under.
         self.entrants: dict[str, Submission] = {}
         self.active: set[str] = set()
+        #: The submissions' mark when they were read (``Stored.submissions_mark``).
+        self._submissions_mark: tuple[tuple[Any, ...], ...] | None = None
         #: Rendered visitors' pages, with the version of the games they show.
         self._kept: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_PAGES)
         self._games: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_GAMES)
@@ -120,9 +122,14 @@ class Site:
 
     def _read(self) -> None:
         self.digest.catch_up(self.state.store.path)
+        mark = self.digest.stored_games.submissions_mark()
+        if mark == self._submissions_mark:  # (a thousand bots are 2,000 objects to make)
+            return
         passed = [s for s in self.state.store.submissions() if s.entrant is not None]
         self.entrants = {s.entrant: s for s in passed if s.entrant is not None}
-        self.active = {s.entrant for s in self.state.store.active() if s.entrant}
+        self.active = {s.entrant for s in passed
+                       if s.status is Status.ACTIVE and s.entrant is not None}
+        self._submissions_mark = mark
 
     def meetings(self, block: str) -> list[Meeting]:
         """The ladder's meetings of the table of a game's ``block`` (blocking; after

@@ -167,6 +167,14 @@ class Stored:
                         time_figures(n or 0, total or 0.0, top, p95, near))
         return out
 
+    def submissions_mark(self) -> tuple[tuple[Any, ...], ...]:
+        """What changes whenever a submission comes or changes its status (a few rows
+        of counts, read in SQLite's C: the pages read the submissions themselves again
+        only when it changed)."""
+        return tuple(tuple(row) for row in self._all(
+            "SELECT status, COUNT(*), SUM(id), COUNT(version) FROM submissions"
+            " GROUP BY status ORDER BY status"))
+
     # ------------------------------------------------------------- games
 
     def games(self, numbers: Sequence[int]) -> list[GameLine]:
