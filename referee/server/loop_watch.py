@@ -10,7 +10,8 @@ server's log:
 * its **busy** share: the time in task steps over the time that passed (near 100%,
   the loop is the bottleneck, whatever the threads do);
 * its **slow steps**: steps over :data:`SLOW_STEP_S`, by task, the longest named (the
-  work that should be in a thread).
+  work that should be in a thread);
+* the tasks that kept it **busiest** (their steps' time, the top :data:`TOP_TASKS`).
 
 :class:`ArrivalStamps` adds to each answer's ``Server-Timing`` header when the request
 reached the application (``arrived``, the machine's monotonic clock in seconds:
@@ -42,6 +43,10 @@ TICK_S: Final = 0.01
 SLOW_STEP_S: Final = 0.02
 #: How often the figures are told.
 REPORT_S: Final = 30.0
+#: The busiest tasks told.
+TOP_TASKS: Final = 3
+#: Task names counted apart in a period at most (the rest together, as "others").
+NAMES: Final = 200
 
 
 def _rank(values: list[float], share: float) -> float:
@@ -60,6 +65,8 @@ class LoopFigures:
     slow_seconds: float
     longest: float
     longest_task: str
+    #: The busiest tasks, their steps' seconds, busiest first.
+    busiest: tuple[tuple[str, float], ...] = ()
 
     def line(self) -> str:
         """One line of the server's log."""
@@ -70,8 +77,9 @@ class LoopFigures:
                 f" ({self.slow_seconds:.2f} s in all)")
         if self.slow_steps:
             slow += f", the longest {self.longest * 1000:.0f} ms in {self.longest_task}"
+        top = ", ".join(f"{name} {spent / self.seconds:.0%}" for name, spent in self.busiest)
         return (f"event loop, last {self.seconds:.0f} s: busy {self.busy:.0%}; {lag};"
-                f" {slow}")
+                f" {slow}; busiest: {top or 'none'}")
 
 
 class LoopWatch(trio.abc.Instrument):
@@ -90,6 +98,7 @@ class LoopWatch(trio.abc.Instrument):
         self._slow_seconds = 0.0
         self._longest = 0.0
         self._longest_task = ""
+        self._by_task: dict[str, float] = {}
         self.lags: list[float] = []
 
     def before_task_step(self, task: trio.lowlevel.Task) -> None:
@@ -101,6 +110,9 @@ class LoopWatch(trio.abc.Instrument):
         took = self.clock() - self._step_began
         self._step_began = None
         self._busy += took
+        name = task.name if task.name in self._by_task or len(self._by_task) < NAMES \
+            else "others"
+        self._by_task[name] = self._by_task.get(name, 0.0) + took
         if took >= SLOW_STEP_S:
             self._slow += 1
             self._slow_seconds += took
@@ -111,9 +123,10 @@ class LoopWatch(trio.abc.Instrument):
         """The figures since the last take (or the start), and a new period begun."""
         now = self.clock()
         seconds = max(now - self._since, 1e-9)
+        busiest = sorted(self._by_task.items(), key=lambda item: -item[1])[:TOP_TASKS]
         figures = LoopFigures(seconds, tuple(self.lags), min(1.0, self._busy / seconds),
                               self._slow, self._slow_seconds, self._longest,
-                              self._longest_task)
+                              self._longest_task, tuple(busiest))
         self._reset(now)
         return figures
 

@@ -32,6 +32,7 @@ async def test_a_step_that_blocks_the_loop_is_counted_and_named() -> None:
     assert figures.longest_task.endswith("_blocks_the_loop")
     assert 0 < figures.busy <= 1
     assert "1 steps over 20 ms" in figures.line() and "_blocks_the_loop" in figures.line()
+    assert figures.busiest[0][0].endswith("_blocks_the_loop")  # the busiest task first
     assert watch.take().slow_steps == 0  # a new period
 
 
