@@ -1,14 +1,17 @@
 """``serve --timing``'s figures in process: the loop watch names a step that blocked the
-loop, and every answer is stamped with when its request arrived."""
+loop, and every answer is stamped with when its request arrived (only with timing)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+import httpx
 import trio
+from served import Served
 from starlette.types import Message, Receive, Scope, Send
 
+from referee.server.app import build_app
 from referee.server.loop_watch import SLOW_STEP_S, ArrivalStamps, LoopWatch
 
 
@@ -60,3 +63,14 @@ async def test_every_answer_tells_when_its_request_arrived() -> None:
     assert float(app_part.removeprefix("app;dur=")) >= 10
     arrived = float(arrived_part.removeprefix('arrived;desc="').rstrip('"'))
     assert before <= arrived <= time.monotonic()
+
+
+async def test_only_a_server_with_timing_tells_when_requests_arrived(served: Served) -> None:
+    timed = httpx.AsyncClient(transport=httpx.ASGITransport(
+        app=build_app(served.state, timing=True)), base_url="http://competition.test")
+    async with timed:
+        for path in ("/api/competition", "/no-such-page"):
+            told = (await timed.get(path)).headers["server-timing"]
+            assert "arrived;desc=" in told and "app;dur=" in told, path
+            plain = (await served.client.get(path)).headers.get("server-timing", "")
+            assert "arrived" not in plain, path
