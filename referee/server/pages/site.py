@@ -204,9 +204,9 @@ class Site:
             with self.digest.lock if locked else contextlib.nullcontext():
                 values = build()
             built = time.perf_counter()
-            text = self.render(template, **context, **values)
+            body = self.render(template, **context, **values).encode()
             done = time.perf_counter()
-            return Rendered(text, entity_tag(text), Timing(
+            return Rendered(body, entity_tag(body), Timing(
                 queue=began - asked, sql=sql_seconds() - sql, values=built - began,
                 render=done - built))
         return work
@@ -301,7 +301,7 @@ class Site:
             else None
         if shared and matches(request, shown.tag):
             return not_modified(shown.tag, cache or "no-cache")
-        response = answer(shown.text, status, private=session is not None)
+        response = answer(shown.body, status, private=session is not None)
         if shared:
             response.headers["ETag"] = shown.tag
             response.headers["Cache-Control"] = cache or "no-cache"
@@ -322,7 +322,7 @@ class Site:
         request.state.timing = attrs.evolve(shown.timing, how=how)
         if not private and matches(request, shown.tag):
             return not_modified(shown.tag, "no-cache")
-        response = answer(shown.text, 200, private=private)
+        response = answer(shown.body, 200, private=private)
         if not private:
             response.headers["ETag"] = shown.tag  # the tag of what it shows
         return response
@@ -347,9 +347,9 @@ def _signed_in(session: Session | None) -> str:
     return "the organizer" if session.role is Role.ORGANIZER else session.name
 
 
-def answer(text: str, status: int = 200, *, private: bool = False) -> HTMLResponse:
-    """An HTML answer with the pages' security headers; a ``private`` one is never
-    stored."""
+def answer(text: str | bytes, status: int = 200, *, private: bool = False) -> HTMLResponse:
+    """An HTML answer (``text``, or its UTF-8) with the pages' security headers; a
+    ``private`` one is never stored."""
     response = HTMLResponse(text, status_code=status)
     secure_headers(response, PAGE_POLICY)
     response.headers["Cache-Control"] = "no-store" if private else "no-cache"
