@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
-from typing import Final
 
 from referee.cli.toolchains import describe_toolchains, sandbox_toolchains
 from referee.competition import load_competition
 from referee.server import serve_competition
 from referee.shell import SandboxError, parse_address
 
-#: How long a thread holding the GIL keeps it while another waits (Python's default is
-#: 5 ms). The server's event loop takes the GIL back after each system call; with a
-#: worker thread rendering a page meanwhile, each of a request's calls could wait that
-#: long. Shorter, the loop waits less, the renderings switch more often.
-SWITCH_INTERVAL_S: Final = 0.001
-
 
 async def run_serve_command(args: argparse.Namespace) -> int:
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
     config = load_competition(args.competition)
     host, port = parse_address(args.listen)
     # What the participants' builds will have (serve refuses to run without a sandbox).
