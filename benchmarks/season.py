@@ -70,7 +70,7 @@ import httpx
 import psutil
 import trio
 from anchor import checked_out
-from season_viewers import gathered, parts, percentile, start_viewers
+from season_viewers import gathered, merged, parts, percentile, start_viewers
 
 from referee.competition import CompetitionStore, Season
 from referee.competition.matchmaking import Entrant, choose_table
@@ -336,7 +336,7 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
     with out.open("w") as output:
         process = subprocess.Popen(
             [TAKI, "serve", "competition.toml", "--db", db.name, "--listen", "127.0.0.1:0",
-             *(["--timing"] if tree is None else [])],
+             *(["--timing"] if tree is None and args.timing else [])],
             cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
             env=env)
     try:
@@ -430,24 +430,6 @@ def alternating(where: Path, db: Path, tokens: dict[str, str], args: argparse.Na
     return merged(runs["this"]), merged(runs["anchor"])
 
 
-def merged(periods: list[dict[str, Any]]) -> dict[str, Any]:
-    """The figures of several periods of one version as one (its starts and RSS: the
-    medians and the last period's)."""
-    seen: dict[str, list[float]] = defaultdict(list)
-    server: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for period in periods:
-        for kind, times in period["seen"].items():
-            seen[kind] += times
-        for kind, told in period["server"].items():
-            server[kind] += told
-    last = periods[-1]
-    return {**last, "seen": seen, "server": server,
-            "client_lags": [lag for p in periods for lag in p["client_lags"]],
-            "loop": [line for p in periods for line in p["loop"]],
-            "start": statistics.median(p["start"] for p in periods),
-            "cpu": statistics.mean(p["cpu"] for p in periods)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=1000)
@@ -463,6 +445,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0,
                         help="the ladder's referee worker processes ([ladder] workers;"
                              " 0: the games are played in the server's process)")
+    parser.add_argument("--no-timing", dest="timing", action="store_false",
+                        help="serve this tree without --timing (as an anchor is served):"
+                             " no split of the time before and after the application")
     parser.add_argument("--pages-only", action="store_true",
                         help="skip ratings and report (the serve's figures alone)")
     parser.add_argument("--anchor", metavar="COMMIT",

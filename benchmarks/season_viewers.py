@@ -165,6 +165,24 @@ def gathered(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {"seen": seen, "server": server, "client_lags": lags}
 
 
+def merged(periods: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of several periods of one version as one (its starts and RSS: the
+    medians and the last period's)."""
+    seen: dict[str, list[float]] = defaultdict(list)
+    server: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for period in periods:
+        for kind, times in period["seen"].items():
+            seen[kind] += times
+        for kind, told in period["server"].items():
+            server[kind] += told
+    last = periods[-1]
+    return {**last, "seen": seen, "server": server,
+            "client_lags": [lag for p in periods for lag in p["client_lags"]],
+            "loop": [line for p in periods for line in p["loop"]],
+            "start": statistics.median(p["start"] for p in periods),
+            "cpu": statistics.mean(p["cpu"] for p in periods)}
+
+
 def parts(server: dict[str, list[dict[str, Any]]], client_lags: list[float]) -> None:
     """Where the pages' time went, by kind: the p50/p95 of each part the server told,
     of the time before and after the application, and how the pages were found."""
