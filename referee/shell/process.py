@@ -111,12 +111,8 @@ def describe_exit_status(returncode: int | None) -> str:
 
 # --------------------------------------------------------------------------- errors
 
-_BROKEN_IO: Final = (
-    trio.BrokenResourceError,
-    trio.ClosedResourceError,
-    BrokenPipeError,
-    ConnectionResetError,
-)
+_BROKEN_IO: Final = (trio.BrokenResourceError, trio.ClosedResourceError, BrokenPipeError,
+                     ConnectionResetError)
 
 
 class _BotIO:
@@ -197,6 +193,9 @@ class BotProcess:
         #: be started).
         self.guard = guard
         self._cgroup = cgroup
+        #: Set once the referee waits for the bot's exit (:meth:`wait`): its rationing
+        #: (of ``sysinfo`` answers) ends, so that nothing of it holds the exit up.
+        self.exiting = trio.Event()
 
     def __repr__(self) -> str:
         return f"<BotProcess pid={self.pid} {self.command.display!r}: {self.status()}>"
@@ -345,6 +344,7 @@ class BotProcess:
 
         The stderr drain is bounded by :data:`STDERR_DRAIN_S`.
         """
+        self.exiting.set()
         code = self._returncode = await self._process.wait()
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()

@@ -238,7 +238,7 @@ async def open_bot_process(
         command, process, log, stderr_cap_bytes, guard=guard, cgroup=cgroup)
     try:
         async with service_nursery() as nursery:
-            listener = _serve_sysinfo(nursery, listener, wanted, bot.pid)
+            listener = _serve_sysinfo(nursery, listener, wanted, bot)
             bot.start_services(nursery)
             try:
                 yield bot
@@ -253,10 +253,11 @@ async def open_bot_process(
 
 
 def _serve_sysinfo(nursery: trio.Nursery, listener: int | None, limits: ResourceLimits,
-                   pid: int) -> int | None:
-    """Answer the ``sysinfo`` calls of the bot whose listener is ``listener`` (if it
-    has one) from a task of ``nursery``, which owns the listener from now on and closes
+                   bot: BotProcess) -> int | None:
+    """Answer the ``sysinfo`` calls of ``bot``, whose listener is ``listener`` (if it
+    has one), from a task of ``nursery``, which owns the listener from now on and closes
     it whatever happens; what the caller still holds: nothing."""
     if listener is not None:
-        nursery.start_soon(serve, listener, figures_for(limits), name=f"bot {pid} sysinfo")
+        nursery.start_soon(serve, listener, figures_for(limits), bot.exiting,
+                           name=f"bot {bot.pid} sysinfo")
     return None

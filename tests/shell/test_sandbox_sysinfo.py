@@ -127,6 +127,43 @@ def test_a_bot_that_calls_sysinfo_in_a_loop_waits_for_its_turn() -> None:
     assert float(trio.run(output)) >= (calls - BURST - 1) / RATE
 
 
+#: A bot whose thread calls sysinfo() without end and whose exit waits for that thread
+#: (as a JVM's halt waits for its compiler threads, which ask before adding one).
+FLOOD_THEN_EXIT = """
+import ctypes, sys, threading
+libc, stop = ctypes.CDLL(None), threading.Event()
+def flood():
+    buffer = ctypes.create_string_buffer(128)
+    while not stop.is_set():
+        libc.sysinfo(buffer)
+thread = threading.Thread(target=flood)
+thread.start()
+sys.stdout.write("flooding\\n"); sys.stdout.flush()
+sys.stdin.buffer.read()
+stop.set()
+thread.join()
+"""
+
+
+@pytest.mark.slow
+def test_a_bot_asked_to_exit_never_waits_for_its_sysinfo_turn(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # One answer every 50 s once the burst is spent: a flood's next call waits that long,
+    # unless the referee ends the rationing when it waits for the bot's exit.
+    monkeypatch.setattr("referee.shell.sysinfo_notify.RATE", 0.2)
+    command = BotCommand((sys.executable, "-c", FLOOD_THEN_EXIT), sandbox=Sandbox())
+
+    async def exit_status() -> int:
+        async with open_bot_process(command) as process:
+            assert await process.receive_some(64, deadline=trio.current_time() + 60)
+            await trio.sleep(0.5)  # the burst is spent: the flood waits for its turn
+            await process.close_input()
+            with trio.fail_after(20):  # with the rationing on: 50 s
+                return await process.wait()
+
+    assert trio.run(exit_status) == 0
+
+
 def test_sysinfo_fails_at_once_when_no_referee_answers() -> None:
     # The listener is closed unserved, as when the referee is gone: ENOSYS, no wait.
     notifier = SysinfoNotifier()
