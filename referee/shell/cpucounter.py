@@ -53,13 +53,6 @@ def reaped_ms(fields: list[bytes] | None) -> float:
     return (int(fields[13]) + int(fields[14])) * _TICK_MS
 
 
-def _pread(fd: int, size: int) -> bytes | None:
-    try:
-        return os.pread(fd, size, 0)
-    except OSError:
-        return None
-
-
 def _open(path: Path | str) -> int | None:
     try:
         return os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -172,12 +165,25 @@ class TreeCounter:
         self.processes = {}
 
     def cgroup_ms(self) -> float | None:
-        """The bot's cgroup counter, in ms (None: it has none)."""
-        data = None if self.cgroup is None else _pread(self.cgroup, 1024)
-        if data is None:
+        """The bot's cgroup counter, in ms (None: it has none). Every request under the
+        CPU basis reads it twice: one ``pread``, and v2's ``usage_usec`` is looked for
+        on the first line (where the kernel writes it) before the others."""
+        fd = self.cgroup
+        if fd is None:
+            return None
+        try:
+            data = os.pread(fd, 1024, 0)
+        except OSError:
             return None
         if self.cgroup_v1:
-            return int(data) / 1e6 if data.strip().isdigit() else None
+            try:
+                return int(data) / 1e6
+            except ValueError:
+                return None
+        if data.startswith(b"usage_usec "):
+            value = data[11:].partition(b"\n")[0]
+            if value.isdigit():
+                return int(value) / 1e3
         for line in data.splitlines():
             key, _, value = line.partition(b" ")
             if key == b"usage_usec" and value.strip().isdigit():

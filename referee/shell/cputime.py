@@ -301,8 +301,19 @@ class CpuMeter:
 
     def used_since(self, before: CpuSample) -> Callable[[], float]:
         """What reads the CPU time the tree used since ``before`` (a quick reading), in
-        ms, the cheap way, each time it is called."""
-        return lambda: self.quick().since(before)
+        ms, the cheap way, each time it is called: a reading of the cgroup counter
+        alone is compared with ``before``'s as it is read (no sample is made)."""
+        counter, start = self._counter, before.cgroup_ms
+        if counter is None or start is None or before.by_pid:
+            return lambda: self.quick().since(before)
+
+        def used() -> float:
+            now = counter.cgroup_ms()
+            if now is None:  # its files were closed, or its root changed meanwhile
+                return self.quick().since(before)
+            return max(0.0, now - start)
+
+        return used
 
     def tree_sample(self) -> CpuSample:
         """The tree's CPU time and its threads' wait for a CPU (no session scan)."""

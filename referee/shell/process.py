@@ -1,34 +1,32 @@
 """Spawning and supervising one bot process.
 
 A bot is any executable that speaks the protocol over its stdin and stdout.
-:func:`referee.shell.spawn.open_bot_process` starts it and guarantees that, however the ``async
-with`` block is left (normally, by an exception, by Trio cancellation or by
-``KeyboardInterrupt``), the bot and everything it forked are killed, and the
-bot itself is reaped, before the block exits.
+:func:`referee.shell.spawn.open_bot_process` starts it and guarantees that, however the
+``async with`` block is left (normally, by an exception, by Trio cancellation or by
+``KeyboardInterrupt``), the bot and everything it forked are killed, and the bot itself
+is reaped, before the block exits.
 
 How the guarantee is kept:
 
-* The bot starts in a new session, hence its own process group whose id is its
-  pid. Cleanup stops the group (``SIGSTOP``: its leader forks nothing more), kills
-  the leader's children by pid (one that leads a session of its own, such as the
-  sandbox's pid 1, is out of the group's reach), sends ``SIGKILL`` to the whole
-  group with :func:`os.killpg` (and to the bot's pid directly, in case it changed
-  its group), then waits for the bot to be reaped and, briefly, for the rest of its
-  session to die, all inside a shielded cancel scope. Descendants that moved to
-  another process group (``setpgid``) are still in the bot's session: cleanup finds
-  them in ``/proc`` and kills them too.
+* The bot starts in a new session, hence its own process group whose id is its pid.
+  Cleanup stops the group (``SIGSTOP``: its leader forks nothing more), kills the
+  leader's children by pid (one that leads a session of its own, such as the sandbox's
+  pid 1, is out of the group's reach), sends ``SIGKILL`` to the whole group with
+  :func:`os.killpg` (and to the bot's pid directly, in case it changed its group), then
+  waits for the bot to be reaped and, briefly, for the rest of its session to die, all
+  inside a shielded cancel scope. Descendants that moved to another process group
+  (``setpgid``) are still in the bot's session: cleanup finds them in ``/proc`` and
+  kills them too.
 * No descriptors leak into the bot besides its standard streams (``close_fds``).
-* stderr is drained continuously by a background task, so a chatty bot never
-  blocks on a full pipe. Up to ``stderr_cap_bytes`` go to the log file; the
-  rest is read and dropped, and one line ``[... stderr truncated after N bytes ...]``
-  marks the cut. The last few kilobytes are kept for crash reports
-  (:meth:`BotProcess.stderr_tail`).
-* Descendants of the bot may keep its pipes open after the bot itself has
-  exited. Nothing here waits for those pipes to close: once the bot's own
-  process has exited, a read that finds its stdout silent for
-  :data:`EXIT_QUIET_S` reports end of file, a write fails with
-  :class:`~referee.core.faults.BotCrashed`, and cleanup stops draining stderr
-  after :data:`STDERR_DRAIN_S`.
+* stderr is drained continuously by a background task, so a chatty bot never blocks
+  on a full pipe. Up to ``stderr_cap_bytes`` go to the log file; the rest is read and
+  dropped, and one line ``[... stderr truncated after N bytes ...]`` marks the cut.
+  The last few kilobytes are kept for crash reports (:meth:`BotProcess.stderr_tail`).
+* Descendants of the bot may keep its pipes open after the bot itself has exited.
+  Nothing here waits for those pipes to close: once the bot's own process has exited,
+  a read that finds its stdout silent for :data:`EXIT_QUIET_S` reports end of file, a
+  write fails with :class:`~referee.core.faults.BotCrashed`, and cleanup stops
+  draining stderr after :data:`STDERR_DRAIN_S`.
 
 If the referee itself is killed by SIGKILL, none of this runs. For that case every bot
 has a guard (:mod:`referee.shell.guard`): a tiny process that kills the bot's group, its
@@ -63,6 +61,7 @@ from referee.core import BotCommand, BotCrashed
 from referee.shell.guard import GroupGuard
 from referee.shell.limits import CgroupHandle
 from referee.shell.proctable import alive, children_of, session_stragglers
+from referee.shell.read_alarm import ReadAlarm
 
 __all__ = [
     "DEFAULT_STDERR_CAP_BYTES",
@@ -167,19 +166,14 @@ class BotProcess:
         # Written to and read from directly, see send() and receive_some().
         assert isinstance(stdin, trio.lowlevel.FdStream)
         assert isinstance(stdout, trio.lowlevel.FdStream)
-        self.command = command
-        self._process = process
-        self._stdin = stdin
-        self._stdout = stdout
-        self._stderr = stderr
-        self._log = log
-        self._cap = stderr_cap_bytes
-        self._logged = 0
+        self.command, self._process = command, process
+        self._stdin, self._stdout, self._stderr = stdin, stdout, stderr
+        self._log, self._cap = log, stderr_cap_bytes
+        self._logged = self._stderr_total = 0
         self._log_ends_line = True
-        self._stderr_total = 0
         self._tail = bytearray()
         self._stderr_done = trio.Event()
-        self._read_scope: trio.CancelScope | None = None
+        self._alarm = ReadAlarm(stdout.fileno())  # times the reads out
         self._stdout_poll = select.poll()  # for readable_now, registered once
         self._stdout_poll.register(stdout.fileno(), select.POLLIN)
         self._write_scope: trio.CancelScope | None = None
@@ -218,7 +212,12 @@ class BotProcess:
         """Ask the operating system whether the bot has exited; its exit status or None."""
         code = self._process.returncode
         if code is not None:
-            self._returncode = code
+            code = self._returncode = self.exit_status(code)
+        return code
+
+    def exit_status(self, code: int) -> int:
+        """The bot's exit status, from that of the process the referee started (the
+        same here; a wrapper's says it otherwise: ``WrappedBotProcess``)."""
         return code
 
     def status(self) -> str:
@@ -249,15 +248,15 @@ class BotProcess:
     async def send(self, data: bytes, timeout_s: float = math.inf) -> float:
         """Write all of ``data`` to the bot's stdin.
 
-        Returns the time (on Trio's clock) just before the first byte was
-        handed to the pipe. What the pipe accepts at once is written right
-        away, without yielding to other tasks first: that time is then not
-        moved by whatever else the referee runs, and a message that fits in
-        the pipe (the usual case) costs a single system call.
+        Returns the time (on Trio's clock) just before the first byte was handed to the
+        pipe. What the pipe accepts at once is written right away, without yielding to
+        other tasks first: that time is then not moved by whatever else the referee
+        runs, and a message that fits in the pipe (the usual case) costs a single
+        system call.
 
-        Raises :class:`BotCrashed` if the bot has exited or its stdin is
-        broken, and :class:`trio.TooSlowError` if the rest of ``data`` could
-        not be written within ``timeout_s`` (part of it may have been).
+        Raises :class:`BotCrashed` if the bot has exited or its stdin is broken, and
+        :class:`trio.TooSlowError` if the rest of ``data`` could not be written within
+        ``timeout_s`` (part of it may have been).
         """
         if self.returncode is not None:
             raise BotCrashed(f"cannot write to the bot: {self.status()}")
@@ -300,30 +299,29 @@ class BotProcess:
         the pipe open. Raises :class:`trio.TooSlowError` when nothing arrived by
         ``deadline`` (Trio's clock), :class:`BotCrashed` if the stream is broken or closed.
 
-        One cancel scope serves both limits (a scope costs as much as the rest of a
-        read): the exit watcher brings its deadline forward when the bot exits.
+        One timer serves both limits, and every read (``referee.shell.read_alarm``: a
+        cancel scope per read costs more than the rest of it): the exit watcher brings
+        its deadline forward when the bot exits.
         """
-        with trio.CancelScope(deadline=deadline) as scope:
-            if self.returncode is not None:
-                scope.deadline = min(deadline, trio.current_time() + EXIT_QUIET_S)
-            self._read_scope = scope
-            try:
-                with _READING:
-                    return await self._read(max_bytes)
-            finally:
-                self._read_scope = None
-        if scope.deadline < deadline:  # brought forward: the bot exited and went quiet
-            return b""
-        raise trio.TooSlowError
+        limit = deadline
+        if self.returncode is not None:
+            limit = min(deadline, trio.current_time() + EXIT_QUIET_S)
+        try:
+            with _READING:
+                return await self._read(max_bytes, limit)
+        except trio.TooSlowError:
+            if self._alarm.rang_at < deadline:  # brought forward: it exited, went quiet
+                return b""
+            raise
 
-    async def _read(self, max_bytes: int) -> bytes:
+    async def _read(self, max_bytes: int, deadline: float) -> bytes:
         """Wait until the pipe is readable, then read it: one pass through Trio's
         scheduler per read (its stream would make two, plus a read that fails)."""
         fd = self._stdout.fileno()
         if fd < 0:
             raise trio.ClosedResourceError("the bot's stdout is closed")
         while True:
-            await trio.lowlevel.wait_readable(fd)
+            await self._alarm.wait_readable(deadline)
             try:
                 return os.read(fd, max_bytes)
             except BlockingIOError:  # woken up for nothing: wait again
@@ -345,7 +343,7 @@ class BotProcess:
         The stderr drain is bounded by :data:`STDERR_DRAIN_S`.
         """
         self.exiting.set()
-        code = self._returncode = await self._process.wait()
+        code = self._returncode = self.exit_status(await self._process.wait())
         with trio.move_on_after(STDERR_DRAIN_S):
             await self._stderr_done.wait()
         return code
@@ -366,7 +364,7 @@ class BotProcess:
         """The one kill sequence: the group and the leader's children, the bot reaped,
         the rest of its session."""
         children = self._kill_group()
-        self._returncode = await self._process.wait()
+        self._returncode = self.exit_status(await self._process.wait())
         await self._clear_session(children)
 
     def _kill_group(self) -> list[int]:
@@ -414,19 +412,21 @@ class BotProcess:
             await trio.sleep(0.002)
 
     def start_services(self, nursery: trio.Nursery) -> None:
-        """Drain stderr and watch for the exit, in tasks of ``nursery`` that never raise."""
+        """Drain stderr, watch for the exit and time the reads out, in tasks of
+        ``nursery`` that never raise."""
         nursery.start_soon(self._pump_stderr, name=f"bot {self.pid} stderr")
         nursery.start_soon(self._watch_exit, name=f"bot {self.pid} exit watcher")
+        nursery.start_soon(self._alarm.run, name=f"bot {self.pid} read alarm")
 
     async def _watch_exit(self) -> None:
         with self._watch_scope:
-            self._returncode = await self._process.wait()
+            self._returncode = self.exit_status(await self._process.wait())
             # Give any read or write in progress a short while to finish, then
             # stop it even if a descendant still holds the pipe.
             quiet_until = trio.current_time() + EXIT_QUIET_S
-            for scope in (self._read_scope, self._write_scope):
-                if scope is not None:
-                    scope.deadline = min(scope.deadline, quiet_until)
+            self._alarm.bring_forward(quiet_until)
+            if self._write_scope is not None:
+                self._write_scope.deadline = min(self._write_scope.deadline, quiet_until)
 
     async def _pump_stderr(self) -> None:
         with self._pump_scope:
@@ -486,6 +486,7 @@ class BotProcess:
             await self._stderr_done.wait()
         self._pump_scope.cancel()
         self._watch_scope.cancel()
+        self._alarm.stop()
         for stream in (self._stdin, self._stdout, self._stderr):
             await stream.aclose()
         self._close_log()

@@ -245,23 +245,11 @@ class WrappedBotProcess(BotProcess):
     """A bot run by bwrap, whose exit status is 128 + N when the bot was killed by
     signal N (as a shell's is): its exit status says that it was killed, as a bare
     bot's does (negative). bwrap's own death by a signal (the referee's kill) is told
-    as it is."""
+    as it is. (The status is translated once, as it is seen: ``returncode``, which is
+    read before every request, stays an attribute's read.)"""
 
-    @property
-    def returncode(self) -> int | None:
-        code = super().returncode
-        return code if code is None else _unwrapped(code)
-
-    def poll(self) -> int | None:
-        code = super().poll()
-        return code if code is None else _unwrapped(code)
-
-    async def wait(self) -> int:
-        return _unwrapped(await super().wait())
-
-
-def _unwrapped(code: int) -> int:
-    return 128 - code if 128 < code < 128 + signal.NSIG else code
+    def exit_status(self, code: int) -> int:
+        return 128 - code if 128 < code < 128 + signal.NSIG else code
 
 
 def launch(command: BotCommand, env: Mapping[str, str] | None) -> Launch:
