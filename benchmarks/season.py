@@ -17,18 +17,20 @@ Measured, in this order:
   (``referee.competition.matchmaking.choose_table`` on the restored ratings) (us);
 * ``serve``: from its start to its first answer of the leaderboard (s), and its RSS
   then (MiB);
-* ``--minutes`` of ladder play (default 10) with ``--viewers`` viewers (default 50), each
-  loading a page, waiting about ``--think`` s and loading another: the leaderboard and
-  its rows, the pages of the bot with 10,000 games (its first and later game pages),
-  game pages across the season and a participant's own page (signed in); and, as often
-  as one viewer, a path no page has (a 404: the floor of a request through the same
-  HTTP server and event loop). Page latency p50/p95/max by kind; what it is made of
-  by kind, from the pages' ``Server-Timing`` headers (the wait for a worker thread, the
-  queries, the values, the template, and the time outside the handler: the HTTP
-  server, the event loop, the wait for the GIL and the CPU) with how each page was
-  found (kept or rendered); the games stored a minute and the CPUs the server's own
-  process kept busy; the server's RSS every 30 s and at the end, and its growth per
-  stored game.
+* ``--minutes`` of ladder play (default 10) with ``--viewers`` viewers (default 50) in
+  ``--client-processes`` processes (default 5; ``season_viewers``), each loading a page,
+  waiting about ``--think`` s and loading another: the leaderboard and its rows, the
+  pages of the bot with 10,000 games (its first and later game pages), game pages across
+  the season and a participant's own page (signed in); and, as often as one viewer, a
+  path no page has (a 404: the floor of a request through the same HTTP server and
+  event loop). Page latency p50/p95/max by kind; where it went, by kind: the time before
+  the application had the request, the handler's parts from the pages'
+  ``Server-Timing`` (the wait for a worker thread, the queries, the values, the
+  template) and the time after (``serve --timing`` stamps each answer with its
+  arrival), with how each page was found (kept or rendered); the lag of the clients'
+  own loops; the server's event loop every 30 s (its lag, busy share and slowest
+  steps); the games stored a minute and the CPUs the server's own process kept busy;
+  the server's RSS every 30 s and at the end, and its growth per stored game.
 
 The viewers are many clients of the field but all come from 127.0.0.1 here, so the
 competition file raises the rate limit of an anonymous address above what they ask
@@ -68,6 +70,7 @@ import httpx
 import psutil
 import trio
 from anchor import checked_out
+from season_viewers import gathered, merged, parts, percentile, start_viewers
 
 from referee.competition import CompetitionStore, Season
 from referee.competition.matchmaking import Entrant, choose_table
@@ -113,11 +116,6 @@ def bot_name(i: int) -> str:
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 # ------------------------------------------------------------------- building
@@ -308,89 +306,28 @@ def stored_games(db: Path) -> int:
         con.close()
 
 
-#: The parts of a page's time the server tells in its Server-Timing header.
-PARTS = ("total", "queue", "sql", "values", "render")
-
-
-def server_timing(header: str) -> dict[str, Any]:
-    """The durations (ms) and the cache's description of a Server-Timing header."""
-    found: dict[str, Any] = {}
-    for part in header.split(","):
-        name, _, rest = part.strip().partition(";")
-        if rest.startswith("dur="):
-            found[name] = float(rest[4:])
-        elif rest.startswith("desc="):
-            found[name] = rest[5:].strip('"')
-    return found
-
-
-async def viewer(client: httpx.AsyncClient, paths: list[str], games: int, think: float,
-                 until: float, seen: dict[str, list[float]], rng: random.Random,
-                 server: dict[str, list[dict[str, Any]]]) -> None:
+async def watch(until: float, pid: int, rss: list[tuple[float, float, int]],
+                db: Path) -> None:
+    """The server's RSS and the games stored, every 30 s until ``until``."""
+    began = time.monotonic()
     while time.monotonic() < until:
-        path = rng.choice(paths)
-        kind = re.sub(r"\d+", "N", re.sub(r"/bots/[^?]*", "/bots/B", path))
-        if path == "/games/N":
-            path = f"/games/{rng.randint(1, games)}"
-        began = time.perf_counter()
-        try:
-            answer = await client.get(path)
-        except httpx.HTTPError as exc:
-            seen[f"{kind} error {type(exc).__name__}"].append(0.0)
-            continue
-        took = (time.perf_counter() - began) * 1000
-        seen[kind if answer.status_code in (200, 304) else f"{kind} {answer.status_code}"
-             ].append(took)  # the floor's 404s, "/no-such-page 404", are not pages
-        if answer.status_code in (200, 304) and "server-timing" in answer.headers:
-            told = server_timing(answer.headers["server-timing"])
-            server[kind].append({**told, "client": took})
-        await trio.sleep(rng.uniform(0.5, 1.5) * think)
+        await trio.sleep(min(30.0, max(0.0, until - time.monotonic())))
+        stored = await trio.to_thread.run_sync(stored_games, db)
+        rss.append((time.monotonic() - began, rss_mib(pid), stored))
+        print(f"  {rss[-1][0]:5.0f} s: rss {rss[-1][1]:.1f} MiB, {stored} games stored,"
+              f" load {load()}", flush=True)
 
 
-async def sign_in(client: httpx.AsyncClient, token: str) -> None:
-    form = await client.get("/signin")
-    csrf = re.search(r'name="csrf" value="([^"]+)"', form.text)
-    assert csrf is not None, "the sign-in form has no CSRF field"
-    answer = await client.post("/signin", data={"csrf": csrf.group(1), "token": token})
-    assert answer.status_code in (200, 303), answer.text[:300]
-
-
-async def watch(url: str, token: str, games: int, args: argparse.Namespace,
-                seen: dict[str, list[float]], pid: int, rss: list[tuple[float, float, int]],
-                db: Path, server: dict[str, list[dict[str, Any]]]) -> None:
-    until = time.monotonic() + args.minutes * 60
-    big = bot_name(0)
-    public = ["/", "/live/board", "/live/board", f"/bots/{big}", f"/bots/{big}?page=7",
-              f"/bots/{big}?result=forfeit", "/games/N", "/games/N", "/games/N"]
-    limits = httpx.Limits(max_connections=args.viewers, keepalive_expiry=2.0)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60) as client, \
-            httpx.AsyncClient(base_url=url, timeout=60) as signed, \
-            trio.open_nursery() as nursery:
-        await sign_in(signed, token)
-        rng = random.Random(5)
-        # The floor: a path no page has (404, no thread, no database), asked as often
-        # as one viewer asks, through the same HTTP server and event loop.
-        nursery.start_soon(viewer, client, ["/no-such-page"], games, args.think, until, seen,
-                           random.Random(rng.random()), server)
-        for i in range(args.viewers):
-            own = i % 10 == 0  # one viewer in ten is a participant on their own page
-            nursery.start_soon(viewer, signed if own else client, ["/me"] if own else public,
-                               games, args.think, until, seen, random.Random(rng.random()),
-                               server)
-        began = time.monotonic()
-        while time.monotonic() < until:
-            await trio.sleep(min(30.0, max(0.0, until - time.monotonic())))
-            stored = await trio.to_thread.run_sync(stored_games, db)
-            rss.append((time.monotonic() - began, rss_mib(pid), stored))
-            print(f"  {rss[-1][0]:5.0f} s: rss {rss[-1][1]:.1f} MiB, {stored} games stored,"
-                  f" load {load()}", flush=True)
+#: The server's figures of its event loop (``serve --timing``).
+LOOP_LINE = re.compile(r"event loop, last .*")
 
 
 def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace,
           tree: Path | None = None) -> dict[str, Any]:
     """``--minutes`` of serve with the viewers; with ``tree``, the referee of that
     checkout (an anchor commit's) rather than this one."""
-    (where / "competition.toml").write_text(COMPETITION)
+    (where / "competition.toml").write_text(COMPETITION.replace(
+        "[ladder]\n", f"[ladder]\nworkers = {args.workers}\n"))
     out = where / "serve.out"
     env = dict(os.environ)
     if tree is not None:  # its package first on the path (before this editable install)
@@ -398,7 +335,8 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
     began = time.monotonic()
     with out.open("w") as output:
         process = subprocess.Popen(
-            [TAKI, "serve", "competition.toml", "--db", db.name, "--listen", "127.0.0.1:0"],
+            [TAKI, "serve", "competition.toml", "--db", db.name, "--listen", "127.0.0.1:0",
+             *(["--timing"] if tree is None and args.timing else [])],
             cwd=where, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
             env=env)
     try:
@@ -420,18 +358,23 @@ def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespac
         print(f"serve: first answer after {start_s:.1f} s; rss {figures['rss_start']:.0f} MiB",
               flush=True)
         games = stored_games(db)
-        seen: dict[str, list[float]] = defaultdict(list)
-        server: dict[str, list[dict[str, Any]]] = defaultdict(list)
         rss: list[tuple[float, float, int]] = []
         cpu = psutil.Process(process.pid).cpu_times()
         watched = time.monotonic()
-        trio.run(watch, url, tokens["participant"], games, args, seen, process.pid, rss, db,
-                 server)
+        until = watched + args.minutes * 60
+        big = bot_name(0)
+        public = ["/", "/live/board", "/live/board", f"/bots/{big}", f"/bots/{big}?page=7",
+                  f"/bots/{big}?result=forfeit", "/games/N", "/games/N", "/games/N"]
+        viewers = start_viewers(url, tokens["participant"], public, games, args.viewers,
+                                args.client_processes, args.think, until)
+        trio.run(watch, until, process.pid, rss, db)
+        results = viewers.get(timeout=args.minutes * 60 + 300)
         after = psutil.Process(process.pid).cpu_times()
         # The server's own CPU (its threads, not the bots' processes), in CPUs.
         busy = (after.user + after.system - cpu.user - cpu.system) / (
             time.monotonic() - watched)
-        figures.update(seen=seen, rss=rss, games=games, server=server, cpu=busy)
+        figures.update(gathered(results), rss=rss, games=games, cpu=busy,
+                       loop=LOOP_LINE.findall(out.read_text()))
         return figures
     finally:
         os.killpg(process.pid, 15)
@@ -448,11 +391,16 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
     p95 = percentile(every, 0.95) if every else math.nan
     print(f"{'every page':28} {len(every):6d} {statistics.median(every):8.1f} {p95:8.1f}"
           f" {max(every):8.1f}")
-    parts(figures["server"])
+    parts(figures["server"], figures["client_lags"])
+    for line in figures["loop"]:
+        print(f"the server's {line}")
     rss = figures["rss"]
     played = rss[-1][2] - figures["games"] if rss else 0
-    print(f"ladder: {played} games in {args.minutes:g} min ({played / args.minutes:.1f}"
-          f" games/min); the server's process busy {figures['cpu']:.2f} CPUs")
+    where = (f"in {args.workers} worker processes" if args.workers
+             else "in the server's process")
+    print(f"ladder ({where}): {played} games in {args.minutes:g} min"
+          f" ({played / args.minutes:.1f} games/min); the server's process busy"
+          f" {figures['cpu']:.2f} CPUs")
     end = rss[-1][1] if rss else figures["rss_start"]
     if len(rss) >= 3 and rss[-1][2] > rss[0][2]:
         # The least-squares slope of RSS over the games stored, from the first sample on
@@ -464,26 +412,6 @@ def report(figures: dict[str, Any], args: argparse.Namespace) -> tuple[float, fl
               f" games stored: {slope * 2 ** 20:.0f} bytes per stored game (least squares"
               f" over {len(rss)} samples)")
     return p95, end
-
-
-def parts(server: dict[str, list[dict[str, Any]]]) -> None:
-    """What the pages' time is made of, by kind: the p50/p95 of each part the server
-    told, the time outside the handler (the client's less the server's total: the
-    HTTP server, the event loop, the wait for the GIL), and how the pages were found."""
-    print(f"\nserver-timing p50/p95 ms {'':4}" + "".join(f"{p:>14}" for p in PARTS)
-          + f"{'outside':>14}  found")
-    for kind, told in sorted(server.items()):
-        cells = []
-        for part in (*PARTS, "outside"):
-            values = [t["client"] - t["total"] if part == "outside" else t.get(part, 0.0)
-                      for t in told if "total" in t]
-            cells.append(f"{statistics.median(values):6.1f}/{percentile(values, 0.95):7.1f}"
-                         if values else f"{'-':>14}")
-        found: dict[str, int] = defaultdict(int)
-        for t in told:
-            found[t.get("cache", "?")] += 1
-        print(f"{kind:28} " + "".join(f"{c:>14}" for c in cells) + "  "
-              + " ".join(f"{how} {n}" for how, n in sorted(found.items())))
 
 
 def alternating(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace
@@ -502,22 +430,6 @@ def alternating(where: Path, db: Path, tokens: dict[str, str], args: argparse.Na
     return merged(runs["this"]), merged(runs["anchor"])
 
 
-def merged(periods: list[dict[str, Any]]) -> dict[str, Any]:
-    """The figures of several periods of one version as one (its starts and RSS: the
-    medians and the last period's)."""
-    seen: dict[str, list[float]] = defaultdict(list)
-    server: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for period in periods:
-        for kind, times in period["seen"].items():
-            seen[kind] += times
-        for kind, told in period["server"].items():
-            server[kind] += told
-    last = periods[-1]
-    return {**last, "seen": seen, "server": server,
-            "start": statistics.median(p["start"] for p in periods),
-            "cpu": statistics.mean(p["cpu"] for p in periods)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=1000)
@@ -525,9 +437,19 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0, help="of ladder play")
     parser.add_argument("--viewers", type=int, default=50)
     parser.add_argument("--think", type=float, default=1.0)
+    parser.add_argument("--client-processes", type=int, default=5,
+                        help="the viewers run in this many processes (each its own loop)")
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "taki-season"))
     parser.add_argument("--cli-limit", type=float, default=600.0,
                         help="stop ratings and report after this many seconds")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="the ladder's referee worker processes ([ladder] workers;"
+                             " 0: the games are played in the server's process)")
+    parser.add_argument("--no-timing", dest="timing", action="store_false",
+                        help="serve this tree without --timing (as an anchor is served):"
+                             " no split of the time before and after the application")
+    parser.add_argument("--pages-only", action="store_true",
+                        help="skip ratings and report (the serve's figures alone)")
     parser.add_argument("--anchor", metavar="COMMIT",
                         help="serve this commit's referee too, in periods alternating with"
                              " this tree's (anchor first), on the same database")
@@ -542,10 +464,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="season-") as folder:
         where = Path(folder)
         work = copy_of(db, where)
-        print(f"ratings: {timed_cli(['ratings', work.name], where, args.cli_limit)}",
-              flush=True)
-        print(f"report: {timed_cli(['report', work.name, '-o', 'r.html'], where, args.cli_limit)}",
-              flush=True)
+        if not args.pages_only:
+            print(f"ratings: {timed_cli(['ratings', work.name], where, args.cli_limit)}",
+                  flush=True)
+            made = timed_cli(["report", work.name, "-o", "r.html"], where, args.cli_limit)
+            print(f"report: {made}", flush=True)
         table, alone = table_cost(work, args.bots)
         print(f"matchmaking at {args.bots} bots: {table:.0f} us per table (two ratings"
               f" moved since the last table); {alone:.0f} us the first", flush=True)

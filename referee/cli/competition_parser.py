@@ -29,6 +29,10 @@ def add_competition_commands(sub: argparse._SubParsersAction[argparse.ArgumentPa
     _db_arg(serve)
     serve.add_argument("--listen", metavar="HOST:PORT", default=DEFAULT_LISTEN,
                        help=f"where the HTTP API listens (default {DEFAULT_LISTEN})")
+    serve.add_argument("--timing", action="store_true",
+                       help="print the event loop's lag, busy share and slow steps every"
+                            " 30 s, and stamp each answer's Server-Timing with when its"
+                            " request arrived (for benchmarks/season.py)")
 
     people = sub.add_parser("participants", help="add, list, disable or enable a"
                                                  " competition's participants")

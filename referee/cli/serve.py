@@ -19,5 +19,5 @@ async def run_serve_command(args: argparse.Namespace) -> int:
     with contextlib.suppress(SandboxError):
         print(describe_toolchains(await sandbox_toolchains()), flush=True)
     await serve_competition(config, args.db, host, port,
-                            say=lambda line: print(line, flush=True))
+                            say=lambda line: print(line, flush=True), timing=args.timing)
     return 0

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         played_games,
         read_standings,
     )
-    from .records import Participant, Submission
+    from .records import Participant, Status, Submission
     from .season import FORMAT, SeasonSecret, deal_of, deal_seed, wrong_deal
     from .season_counts import (
         SeasonRows,

@@ -9,10 +9,10 @@ import sqlite3
 from pathlib import Path
 
 from referee.competition.errors import CompetitionError
-from referee.competition.season import SeasonSecret
+from referee.competition.season import SeasonSecret, new_season
 from referee.league import explain
 
-__all__ = ["forget", "keep", "keep_first", "kept_season", "read"]
+__all__ = ["forget", "keep", "keep_first", "kept_season", "read", "season"]
 
 
 def read(db: sqlite3.Connection, key: str) -> str | None:
@@ -35,6 +35,22 @@ def keep_first(db: sqlite3.Connection, key: str, value: str) -> None:
 
 def forget(db: sqlite3.Connection, key: str) -> None:
     db.execute("DELETE FROM competition_meta WHERE key = ?", (key,))
+
+
+def season(db: sqlite3.Connection, seed: int | None) -> SeasonSecret:
+    """The season's seed and salt, made now when none is kept (with ``seed``, else the
+    seed a ladder of this database already played with, else a fresh one); inside the
+    caller's transaction."""
+    kept = read(db, "season_seed"), read(db, "season_salt")
+    if kept[0] is not None and kept[1] is not None:
+        return SeasonSecret(int(kept[0]), kept[1])
+    if seed is None:
+        row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
+        seed = None if row is None else int(row[0])
+    made = new_season(seed)
+    keep(db, "season_seed", str(made.seed))
+    keep(db, "season_salt", made.salt)
+    return made
 
 
 def kept_season(path: Path) -> SeasonSecret | None:

@@ -25,7 +25,7 @@ from referee.competition.errors import CompetitionError, Refusal, Refused
 from referee.competition.finals_plan import FinalsPlan
 from referee.competition.names import lookalike, name_error
 from referee.competition.records import Participant, Status, Step, Submission
-from referee.competition.season import SeasonSecret, new_season
+from referee.competition.season import SeasonSecret
 from referee.competition.sessions import SESSIONS_SCHEMA, SessionTable
 from referee.competition.tokens import TOKEN_PATTERN, digest, new_token
 from referee.league import BUSY_TIMEOUT_MS, ResultStore, StoreError, Transaction, explain
@@ -158,10 +158,12 @@ class CompetitionStore:
                        (name, digest(token)))
         return token
 
-    def participants(self) -> list[Participant]:
+    def participants(self, name: str | None = None) -> list[Participant]:
+        """Every participant by name (``name`` alone, when given: none if nobody's)."""
+        where, args = ("WHERE name = ?", (name,)) if name is not None else ("", ())
         with self._errors("cannot read competition database"):
-            rows = self._db.execute(
-                "SELECT name, disabled, created_at FROM participants ORDER BY name").fetchall()
+            rows = self._db.execute("SELECT name, disabled, created_at FROM participants"
+                                    f" {where} ORDER BY name", args).fetchall()
         return [Participant(name, bool(disabled), created) for name, disabled, created in rows]
 
     def disable_participant(self, name: str) -> list[str]:
@@ -469,16 +471,7 @@ class CompetitionStore:
         """The season's seed and salt: made at the first call (with ``seed``, else the
         seed a ladder of this database already played with, else a fresh one)."""
         with self._write() as db:
-            kept = meta.read(db, "season_seed"), meta.read(db, "season_salt")
-            if kept[0] is not None and kept[1] is not None:
-                return SeasonSecret(int(kept[0]), kept[1])
-            if seed is None:
-                row = db.execute("SELECT value FROM meta WHERE key = 'seed'").fetchone()
-                seed = None if row is None else int(row[0])
-            season = new_season(seed)
-            meta.keep(db, "season_seed", str(season.seed))
-            meta.keep(db, "season_salt", season.salt)
-        return season
+            return meta.season(db, seed)
 
     def end_season(self) -> str:
         """The season is over: submissions close (the seed, once published, also

@@ -35,6 +35,7 @@ from referee.competition import (
     check_upload_key,
     digests_match,
 )
+from referee.server.loop_watch import ArrivalStamps
 from referee.server.middleware import (
     TARPIT_S,
     RateLimit,
@@ -287,7 +288,9 @@ async def _internal_error(_request: Request, _exc: Exception) -> Response:
     return response
 
 
-def build_app(state: CompetitionHost) -> Starlette:
+def build_app(state: CompetitionHost, *, timing: bool = False) -> Starlette:
+    """The application; with ``timing``, every answer tells when its request arrived
+    (:class:`referee.server.loop_watch.ArrivalStamps`)."""
     routes: list[tuple[str, Handler, list[str]]] = [
         ("/api/competition", competition, ["GET"]),
         ("/api/submissions", submit, ["POST"]),
@@ -308,7 +311,8 @@ def build_app(state: CompetitionHost) -> Starlette:
         routes=[Route(path, _refusals(handler), methods=methods)
                 for path, handler, methods in routes],
         exception_handlers=handlers,
-        middleware=[Middleware(SecurityHeaders), Middleware(UnreadBodies),
+        middleware=[*([Middleware(ArrivalStamps)] if timing else []),
+                    Middleware(SecurityHeaders), Middleware(UnreadBodies),
                     Middleware(RateLimit, buckets=buckets)],
     )
     app.state.competition = state

@@ -40,6 +40,7 @@ from referee.server.app import build_app
 from referee.server.finals_link import run_finals_link
 from referee.server.history_link import run_history_link
 from referee.server.ladder_link import run_ladder_link
+from referee.server.loop_watch import watch_loop
 from referee.server.middleware import QUEUED_MESSAGES
 from referee.shell import format_address
 
@@ -91,10 +92,13 @@ async def serve_competition(
     config: CompetitionConfig, db: Path, host: str, port: int, *,
     say: Callable[[str], None] = print,
     shutdown: Callable[[], Awaitable[None]] | None = None,
+    timing: bool = False,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the competition until cancelled (or until ``shutdown`` returns); started:
-    the address it listens on (``host:port``)."""
+    the address it listens on (``host:port``). With ``timing``, the event loop's
+    figures go to ``say`` every half minute and every answer tells when its request
+    arrived (:mod:`referee.server.loop_watch`)."""
     check_sandbox(config)
     sock = bind_port(host, port)
     with contextlib.ExitStack() as held:
@@ -105,13 +109,13 @@ async def serve_competition(
         held.callback(store.close)
         await trio.to_thread.run_sync(make_private, db)
         await _serve(config, db, sock, results, store, say=say, shutdown=shutdown,
-                     task_status=task_status)
+                     timing=timing, task_status=task_status)
 
 
 async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
                  results: ResultStore, store: CompetitionStore, *,
                  say: Callable[[str], None],
-                 shutdown: Callable[[], Awaitable[None]] | None,
+                 shutdown: Callable[[], Awaitable[None]] | None, timing: bool,
                  task_status: trio.TaskStatus[str]) -> None:
     workspace = Workspace(config.files_dir(db))
     await trio.to_thread.run_sync(workspace.create)
@@ -130,10 +134,12 @@ async def _serve(config: CompetitionConfig, db: Path, sock: socket.socket,
     web.read_timeout = READ_TIMEOUT_S
     web.max_app_queue_size = QUEUED_MESSAGES  # a refused upload: little of it is read
     async with trio.open_nursery() as nursery:
+        if timing:
+            await nursery.start(functools.partial(watch_loop, say))
 
         async def web_server(task_status: trio.TaskStatus[list[str]]) -> None:
             try:
-                await hypercorn_serve(build_app(state), web,  # type: ignore[arg-type]
+                await hypercorn_serve(build_app(state, timing=timing), web,  # type: ignore[arg-type]
                                       shutdown_trigger=shutdown, task_status=task_status)
             except* OSError as group:  # cannot listen on the socket bound
                 problem: BaseException = group

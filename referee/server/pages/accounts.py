@@ -94,7 +94,7 @@ async def _signed_participant(site: Site, request: Request) -> Session:
 
 def _disabled(site: Site, name: str) -> bool:
     """Whether the organizer disabled participant ``name`` (blocking)."""
-    return any(p.name == name and p.disabled for p in site.state.store.participants())
+    return any(p.disabled for p in site.state.store.participants(name))
 
 
 async def _refused(site: Site, session: Session) -> PageError:
@@ -138,7 +138,8 @@ async def my_page(request: Request, *, problem: str = "", token: str = "",
     return await site.page(request, "me.html", lambda: {
         **recent_values(site, session.name),
         "subs": subs, "limits": limits, "frozen": frozen, "problem": problem,
-        "token": token, "upload_key": new_upload_key()}, session=session, status=status)
+        "token": token, "upload_key": new_upload_key()}, session=session, status=status,
+        locked=False)
 
 
 async def my_submissions(request: Request) -> Response:

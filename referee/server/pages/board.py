@@ -210,10 +210,11 @@ def bot_values(site: Site, bot: str, wanted: GameFilter) -> dict[str, Any] | Non
 
 def recent_values(site: Site, participant: str) -> dict[str, Any]:
     """A participant's page: the newest games of their bots, and the newest forfeits
-    (each game with the seats of their bots in it); read from the database."""
+    (each game with the seats of their bots in it); read from the database and the
+    entrants, not the digest's bots (no need of its lock)."""
     stored = site.digest.stored_games
     mine = sorted(b for b, sub in site.entrants.items() if sub.participant == participant)
-    games = {g.number: g for b in mine for g in stored.bot_games(b, limit=RECENT)[1]}
+    games = {g.number: g for b in mine for g in stored.newest_games(b, RECENT)}
     faults = {g.number: g for b in mine for g in stored.forfeit_games(b, RECENT)}
 
     def lines(found: dict[int, Any], keep: Any) -> list[tuple[Any, list[int]]]:

@@ -54,16 +54,19 @@ class Timing:
         return ", ".join(parts)
 
 
-def entity_tag(text: str) -> str:
-    """The ETag of a page: a digest of its text."""
-    return f'"{hashlib.blake2b(text.encode(), digest_size=12).hexdigest()}"'
+def entity_tag(text: str | bytes) -> str:
+    """The ETag of a page: a digest of its text (or of its UTF-8)."""
+    data = text.encode() if isinstance(text, str) else text
+    return f'"{hashlib.blake2b(data, digest_size=12).hexdigest()}"'
 
 
 @attrs.frozen
 class Rendered:
-    """A page just rendered: its text, its tag and its cost."""
+    """A page just rendered: its text encoded (UTF-8, in the worker thread that rendered
+    it: a kept page is sent as it is, the event loop encodes nothing), its tag and its
+    cost."""
 
-    text: str
+    body: bytes
     tag: str
     timing: Timing
 

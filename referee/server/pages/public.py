@@ -142,7 +142,8 @@ async def game_page(request: Request) -> Response:
                 "owners": {s.bot: getattr(site.entrants.get(s.bot), "participant", None)
                            for s in game.seats}}
 
-    return await site.page(request, "game.html", build, session=session, stored=True)
+    return await site.page(request, "game.html", build, session=session, stored=True,
+                           locked=False)
 
 
 async def _own_seat(request: Request) -> tuple[Site, Session, GameLine, SeatLine]:
@@ -152,7 +153,7 @@ async def _own_seat(request: Request) -> tuple[Site, Session, GameLine, SeatLine
     await site.refresh()
     session = await site.sessions.of(request)
     number, seat = request.path_params["number"], request.path_params["seat"]
-    game: GameLine = await site.locked(lambda: _game(site, number))
+    game: GameLine = await site.run(lambda: _game(site, number))
     line = next((s for s in game.seats if s.seat == seat), None)
     if line is None:
         raise PageError(404, f"game {number} has no seat {seat}")
@@ -196,7 +197,7 @@ async def _replayed_game(request: Request) -> tuple[Site, GameLine, str]:
     site = site_of(request)
     await site.refresh()
     number = request.path_params["number"]
-    game: GameLine = await site.locked(lambda: _game(site, number))
+    game: GameLine = await site.run(lambda: _game(site, number))
     if game.replay is None:
         raise PageError(404, f"game {game.number} has no replay")
     return site, game, game.replay

@@ -31,7 +31,7 @@ import trio
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from referee.competition import CompetitionHost, Submission
+from referee.competition import CompetitionHost, Status, Submission
 from referee.league import Meeting
 from referee.server.pages.digest import Digest
 from referee.server.pages.kept import Flight, Kept, Rendered, Shelf, Timing, entity_tag
@@ -103,6 +103,8 @@ class Site:
         #: Every submission that passed, by the name it plays under.
         self.entrants: dict[str, Submission] = {}
         self.active: set[str] = set()
+        #: The submissions' mark when they were read (``Stored.submissions_mark``).
+        self._submissions_mark: tuple[tuple[Any, ...], ...] | None = None
         #: Rendered visitors' pages, with the version of the games they show.
         self._kept: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_PAGES)
         self._games: Shelf[tuple[str, str, str], Kept] = Shelf(KEPT_GAMES)
@@ -120,9 +122,14 @@ class Site:
 
     def _read(self) -> None:
         self.digest.catch_up(self.state.store.path)
+        mark = self.digest.stored_games.submissions_mark()
+        if mark == self._submissions_mark:  # (a thousand bots are 2,000 objects to make)
+            return
         passed = [s for s in self.state.store.submissions() if s.entrant is not None]
         self.entrants = {s.entrant: s for s in passed if s.entrant is not None}
-        self.active = {s.entrant for s in self.state.store.active() if s.entrant}
+        self.active = {s.entrant for s in passed
+                       if s.status is Status.ACTIVE and s.entrant is not None}
+        self._submissions_mark = mark
 
     def meetings(self, block: str) -> list[Meeting]:
         """The ladder's meetings of the table of a game's ``block`` (blocking; after
@@ -188,17 +195,18 @@ class Site:
         return self.digest.version, len(self.entrants), len(self.active)
 
     def _work(self, template: str, build: Callable[[], dict[str, Any]],
-              context: dict[str, Any]) -> Callable[[float], Rendered]:
-        """The rendering of a page (blocking), given when it was asked for."""
+              context: dict[str, Any], *, locked: bool = True) -> Callable[[float], Rendered]:
+        """The rendering of a page (blocking), given when it was asked for; ``build``
+        runs with the digest's lock held unless not ``locked``."""
         def work(asked: float) -> Rendered:
             began = time.perf_counter()
             sql = sql_seconds()
-            with self.digest.lock:
+            with self.digest.lock if locked else contextlib.nullcontext():
                 values = build()
             built = time.perf_counter()
-            text = self.render(template, **context, **values)
+            body = self.render(template, **context, **values).encode()
             done = time.perf_counter()
-            return Rendered(text, entity_tag(text), Timing(
+            return Rendered(body, entity_tag(body), Timing(
                 queue=began - asked, sql=sql_seconds() - sql, values=built - began,
                 render=done - built))
         return work
@@ -265,20 +273,22 @@ class Site:
     async def page(self, request: Request, template: str,
                    build: Callable[[], dict[str, Any]], *, status: int = 200,
                    session: Session | None = None, form: bool = False,
-                   keep: bool = True, stored: bool = False) -> Response:
-        """A whole page: ``build()`` (under the digest's lock) gives the template its
-        values, both in a worker thread. A page with a ``form`` for visitors gives them
-        its CSRF cookie. The pages a visitor sees (no session, no form) are the same for
-        every visitor: they are kept, each until the stored games change (unless ``keep`` is
-        False: the page shows something else that changes), with an ETag (a request
-        that has the page gets 304). A page of a ``stored`` game does not change with
-        the games stored after it: it is kept until the bots change, and browsers may
-        keep it :data:`GAME_MAX_AGE_S`."""
+                   keep: bool = True, stored: bool = False, locked: bool = True
+                   ) -> Response:
+        """A whole page: ``build()`` (under the digest's lock unless not ``locked``: a
+        page that reads no bot of the digest, only the database and the entrants) gives
+        the template its values, both in a worker thread. A page with a ``form`` for
+        visitors gives them its CSRF cookie. The pages a visitor sees (no session, no
+        form) are the same for every visitor: they are kept, each until the stored games
+        change (unless ``keep`` is False: the page shows something else that changes),
+        with an ETag (a request that has the page gets 304). A page of a ``stored`` game
+        does not change with the games stored after it: it is kept until the bots
+        change, and browsers may keep it :data:`GAME_MAX_AGE_S`."""
         csrf, new_visitor = (session.csrf, False) if session else visitor_csrf(request)
         shared = keep and session is None and not form and status == 200
         work = self._work(template, build, {
             "session": session, "csrf": csrf if form or session else "",
-            "signed_in": _signed_in(session)})
+            "signed_in": _signed_in(session)}, locked=locked)
         if shared:
             version = self._version()
             key = (template, request.url.path, request.url.query)
@@ -291,7 +301,7 @@ class Site:
             else None
         if shared and matches(request, shown.tag):
             return not_modified(shown.tag, cache or "no-cache")
-        response = answer(shown.text, status, private=session is not None)
+        response = answer(shown.body, status, private=session is not None)
         if shared:
             response.headers["ETag"] = shown.tag
             response.headers["Cache-Control"] = cache or "no-cache"
@@ -312,7 +322,7 @@ class Site:
         request.state.timing = attrs.evolve(shown.timing, how=how)
         if not private and matches(request, shown.tag):
             return not_modified(shown.tag, "no-cache")
-        response = answer(shown.text, 200, private=private)
+        response = answer(shown.body, 200, private=private)
         if not private:
             response.headers["ETag"] = shown.tag  # the tag of what it shows
         return response
@@ -337,9 +347,9 @@ def _signed_in(session: Session | None) -> str:
     return "the organizer" if session.role is Role.ORGANIZER else session.name
 
 
-def answer(text: str, status: int = 200, *, private: bool = False) -> HTMLResponse:
-    """An HTML answer with the pages' security headers; a ``private`` one is never
-    stored."""
+def answer(text: str | bytes, status: int = 200, *, private: bool = False) -> HTMLResponse:
+    """An HTML answer (``text``, or its UTF-8) with the pages' security headers; a
+    ``private`` one is never stored."""
     response = HTMLResponse(text, status_code=status)
     secure_headers(response, PAGE_POLICY)
     response.headers["Cache-Control"] = "no-store" if private else "no-cache"

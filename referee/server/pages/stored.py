@@ -11,6 +11,7 @@ listed fifty at a time without reading the others.
 from __future__ import annotations
 
 import json
+import queue
 import sqlite3
 import threading
 import time
@@ -108,25 +109,42 @@ def sql_seconds() -> float:
 
 
 class Stored:
-    """Read-only queries of the database at ``path`` (one thread at a time: each
-    method takes the lock)."""
+    """Read-only queries of the database at ``path``, from any number of threads at once:
+    each query takes a connection of its own from a pool (opened when none is idle, so
+    there are as many as threads ever read at once: the pages' bounded worker threads),
+    and the reads of one page never wait for another page's."""
 
     def __init__(self, path: Path) -> None:
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        self._db = sqlite3.connect(uri, uri=True, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
-        self._lock = threading.Lock()
+        self._uri = f"{path.resolve().as_uri()}?mode=ro"
+        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._opened: list[sqlite3.Connection] = []
+        self._opening = threading.Lock()
+        self._idle.put(self._open())  # a database that cannot be read fails here
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self._uri, uri=True, isolation_level=None,
+                             check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_MS)}")
+        with self._opening:
+            self._opened.append(db)
+        return db
 
     def close(self) -> None:
-        self._db.close()
+        with self._opening:
+            for db in self._opened:
+                db.close()
+            self._opened.clear()
 
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         began = time.perf_counter()
         try:
-            with self._lock:
-                return self._db.execute(sql, args).fetchall()
+            db = self._idle.get_nowait()
+        except queue.Empty:
+            db = self._open()
+        try:
+            return db.execute(sql, args).fetchall()
         finally:
+            self._idle.put(db)
             _spent.seconds = sql_seconds() + time.perf_counter() - began
 
     def bot_rows(self, after: int) -> dict[str, tuple[Any, ...]]:
@@ -148,6 +166,14 @@ class Stored:
             out[bot] = (belief, games, points, pairs, forfeits.get(bot, {}),
                         time_figures(n or 0, total or 0.0, top, p95, near))
         return out
+
+    def submissions_mark(self) -> tuple[tuple[Any, ...], ...]:
+        """What changes whenever a submission comes or changes its status (a few rows
+        of counts, read in SQLite's C: the pages read the submissions themselves again
+        only when it changed)."""
+        return tuple(tuple(row) for row in self._all(
+            "SELECT status, COUNT(*), SUM(id), COUNT(version) FROM submissions"
+            " GROUP BY status ORDER BY status"))
 
     # ------------------------------------------------------------- games
 
@@ -196,6 +222,13 @@ class Stored:
             f"SELECT b.game FROM season_bot_games b WHERE {where} ORDER BY b.game DESC"
             " LIMIT ? OFFSET ?", [*args, limit, offset])]
         return kept, self.games(numbers)
+
+    def newest_games(self, bot: str, limit: int) -> list[GameLine]:
+        """``bot``'s latest ``limit`` games, newest first (not counted: a bot with ten
+        thousand games costs what a bot with twenty does)."""
+        return self.games([row[0] for row in self._all(
+            "SELECT game FROM season_bot_games WHERE bot = ? ORDER BY game DESC LIMIT ?",
+            (bot, limit))])
 
     def sizes(self, bot: str) -> list[int]:
         """The table sizes of ``bot``'s games."""
