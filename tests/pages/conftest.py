@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -11,6 +13,7 @@ from pages_helpers import Browsers
 from served import Served, served_factory
 
 from referee.server.pages import site
+from referee.server.pages.site import Site
 
 
 @pytest.fixture
@@ -26,3 +29,19 @@ async def browsers(served: Served) -> AsyncIterator[Browsers]:
     made = Browsers(served)
     yield made
     await made.close()
+
+
+@pytest.fixture
+def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The pages rendered, by template; every rendering must run in a worker thread,
+    never on the Trio thread."""
+    counted: Counter[str] = Counter()
+    render = Site.render
+
+    def counting(self: Site, template: str, **context: Any) -> str:
+        counted[template] += 1
+        trio.from_thread.check_cancelled()  # raises on the Trio thread
+        return render(self, template, **context)
+
+    monkeypatch.setattr(Site, "render", counting)
+    return counted

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 import httpx
 import pytest
@@ -17,20 +16,6 @@ from served import Served
 
 from referee.server.pages import site as site_module
 from referee.server.pages.site import Site
-
-
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counted: Counter[str] = Counter()
-    render = Site.render
-
-    def counting(self: Site, template: str, **context: Any) -> str:
-        counted[template] += 1
-        trio.from_thread.check_cancelled()  # a worker thread, never the Trio thread
-        return render(self, template, **context)
-
-    monkeypatch.setattr(Site, "render", counting)
-    return counted
 
 
 async def get_all(web: httpx.AsyncClient, paths: list[str]) -> list[httpx.Response]:

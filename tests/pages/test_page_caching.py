@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -19,19 +18,6 @@ from served import Served
 
 from referee.server.pages import site as site_module
 from referee.server.pages.site import Site
-
-
-@pytest.fixture
-def renders(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    counted: Counter[str] = Counter()
-    render = Site.render
-
-    def counting(self: Site, template: str, **context: Any) -> str:
-        counted[template] += 1
-        return render(self, template, **context)
-
-    monkeypatch.setattr(Site, "render", counting)
-    return counted
 
 
 def games_shown(page: str) -> list[str]:
