@@ -32,7 +32,9 @@ from typing import Final
 import attrs
 import trio
 from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from referee.server.middleware import edit_headers
 
 __all__ = ["REPORT_S", "SLOW_STEP_S", "TICK_S", "ArrivalStamps", "LoopFigures", "LoopWatch",
            "watch_loop"]
@@ -163,11 +165,8 @@ class ArrivalStamps:
             return
         arrived = time.monotonic()
 
-        async def stamped(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                took = (time.monotonic() - arrived) * 1000
-                MutableHeaders(scope=message).append(
-                    "Server-Timing", f'app;dur={took:.1f}, arrived;desc="{arrived:.6f}"')
-            await send(message)
+        def stamp(headers: MutableHeaders) -> None:
+            took = (time.monotonic() - arrived) * 1000
+            headers.append("Server-Timing", f'app;dur={took:.1f}, arrived;desc="{arrived:.6f}"')
 
-        await self.app(scope, receive, stamped)
+        await edit_headers(self.app, scope, receive, send, stamp)

@@ -40,7 +40,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["DEFAULT_POLICY", "DRAIN_S", "QUEUED_MESSAGES", "TARPIT_S", "RateLimit",
-           "SecurityHeaders", "TokenBuckets", "UnreadBodies", "security_headers"]
+           "SecurityHeaders", "TokenBuckets", "UnreadBodies", "edit_headers", "security_headers"]
 
 #: For a response that set no policy of its own.
 DEFAULT_POLICY: Final = ("default-src 'none'; script-src 'unsafe-inline';"
@@ -72,6 +72,19 @@ def security_headers(headers: MutableHeaders) -> None:
         headers.setdefault(name, value)
 
 
+async def edit_headers(app: ASGIApp, scope: Scope, receive: Receive, send: Send,
+                       edit: Callable[[MutableHeaders], None]) -> None:
+    """Run ``app`` on an HTTP request, letting ``edit`` change its response's headers
+    as they go out."""
+
+    async def edited(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            edit(MutableHeaders(scope=message))
+        await send(message)
+
+    await app(scope, receive, edited)
+
+
 class SecurityHeaders:
     """Adds the security headers to every HTTP response of ``app``."""
 
@@ -82,13 +95,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                security_headers(MutableHeaders(scope=message))
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+        await edit_headers(self.app, scope, receive, send, security_headers)
 
 
 @attrs.define
