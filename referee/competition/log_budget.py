@@ -10,7 +10,6 @@ files): the server calls it in a thread.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -37,11 +36,26 @@ class LogUsage:
     evicted: int
 
 
-def _owner(name: str, suffixes: list[tuple[str, str]]) -> str | None:
-    for suffix, bot in suffixes:  # longest first: "x-ab_1" is not "b_1"'s
-        if re.search(rf"-{re.escape(suffix)}(\.\d+)?\.log$", name):
-            return bot
-    return None
+def _owner(name: str, bots: dict[str, str]) -> str | None:
+    """The bot ``name`` belongs to: the longest of the safe names (``bots``' keys) it
+    ends with after a "-", before ``.log`` or ``.<n>.log`` ("x-ab_1" is not "b_1"'s).
+    A dictionary look-up per "-" of the name: the cost of a file does not grow with
+    the field."""
+    if not name.endswith(".log"):
+        return None
+    stems = [name[:-4]]
+    head, dot, number = stems[0].rpartition(".")
+    if dot and number.isdecimal():
+        stems.append(head)
+    best: str | None = None
+    for stem in stems:
+        at = stem.find("-")
+        while at >= 0:
+            suffix = stem[at + 1:]
+            if suffix in bots and (best is None or len(suffix) > len(best)):
+                best = suffix
+            at = stem.find("-", at + 1)
+    return None if best is None else bots[best]
 
 
 def trim_logs(folder: Path, bots: Iterable[str], budget: LogBudget) -> LogUsage:
@@ -49,14 +63,14 @@ def trim_logs(folder: Path, bots: Iterable[str], budget: LogBudget) -> LogUsage:
     ``budget.per_bot`` and the folder within ``budget.total``."""
     if not folder.is_dir():
         return LogUsage(0, 0, 0)
-    suffixes = sorted(((safe_filename(b), b) for b in bots), key=lambda s: -len(s[0]))
+    owners = {safe_filename(b): b for b in bots}
     files = []
     for path in folder.iterdir():
         try:
             info = path.stat()
         except FileNotFoundError:
             continue
-        files.append((info.st_mtime, path, info.st_size, _owner(path.name, suffixes)))
+        files.append((info.st_mtime, path, info.st_size, _owner(path.name, owners)))
     files.sort()  # oldest first
     by_bot: defaultdict[str | None, int] = defaultdict(int)
     for _, _, size, owner in files:
