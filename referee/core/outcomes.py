@@ -55,6 +55,9 @@ class MatchSettings:
     #: keeps what its candidate got wrong, not thousands of games).
     replays_lost_by: str | None = None
     log_dir: Path | None = None
+    #: Keep a bot process's stderr log that stayed empty (False: a process that wrote
+    #: nothing to stderr leaves no file; a season's ladder starts millions of them).
+    empty_logs: bool = True
     #: The master seed the deals come from, written into every replay (never sent to
     #: a bot) so that the whole run can be repeated; None when the caller has none.
     master_seed: int | None = None

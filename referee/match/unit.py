@@ -141,15 +141,19 @@ class BotSlot:
         task_status: trio.TaskStatus[BotConnection] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         control = self.settings.time
-        async with self.opener(
-            self.spec,
-            startup_ms=control.startup_ms,
-            grace_ms=control.grace_ms,
-            stderr_path=stderr_path,
-            starved_cap=self.settings.starved_cap,
-        ) as conn:
-            task_status.started(conn)
-            await stop.wait()
+        try:
+            async with self.opener(
+                self.spec,
+                startup_ms=control.startup_ms,
+                grace_ms=control.grace_ms,
+                stderr_path=stderr_path,
+                starved_cap=self.settings.starved_cap,
+            ) as conn:
+                task_status.started(conn)
+                await stop.wait()
+        finally:
+            if stderr_path is not None and not self.settings.empty_logs:
+                _remove_if_empty(stderr_path)
 
     def stop(self) -> None:
         """Let the bot's host task say goodbye and stop the process."""
@@ -164,6 +168,16 @@ class BotSlot:
         if conn is not None and conn in self.history.conns:
             self.history.conns.remove(conn)
         self.stop()
+
+
+def _remove_if_empty(path: Path) -> None:
+    """Remove the closed log ``path`` if its bot wrote nothing (a metadata operation
+    on a local file, as its creation was)."""
+    try:
+        if path.stat().st_size == 0:
+            path.unlink()
+    except OSError:  # never made (the bot did not start), or gone already
+        pass
 
 
 class RemoteBotSlot:

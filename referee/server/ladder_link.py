@@ -35,6 +35,8 @@ POLL_S: Final = 2.0
 DISK_POLL_S: Final = 2.0
 #: How often the bot logs are trimmed to their budget.
 LOGS_POLL_S: Final = 10.0
+#: ... or this many times as long as the last trim took, when that is longer.
+LOGS_PACE: Final = 20.0
 #: After a write failed for want of space, the ladder waits for this much more.
 DISK_MARGIN: Final = 16 << 20
 
@@ -46,6 +48,7 @@ def ladder_settings(state: CompetitionHost) -> LadderSettings:
     ladder = config.ladder
     match = MatchSettings(
         rules=config.rules, time=config.time, log_dir=state.workspace.logs,
+        empty_logs=False,  # a log per bot process, millions in a season: only those with text
         # The game pages show each game's replay (referee.server.pages).
         replay_dir=state.workspace.replays)
     return LadderSettings(
@@ -147,10 +150,14 @@ async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
     evicted = 0
     while True:
         bots = [r.bot for r in control.ratings()] + list(control.active)
+        began = trio.current_time()
         usage = await trio.to_thread.run_sync(trim_logs, folder, bots, budget)
+        took = trio.current_time() - began
         evicted += usage.evicted
         state.logs = LogUsage(usage.bytes, usage.files, evicted)
-        await trio.sleep(LOGS_POLL_S)
+        # A folder of many files takes a while to list: its trims take at most a
+        # twentieth of the time (of one thread, which shares the pages' interpreter).
+        await trio.sleep(max(LOGS_POLL_S, LOGS_PACE * took))
 
 
 async def _watch_disk(state: CompetitionHost, control: LadderControl) -> None:

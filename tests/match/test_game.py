@@ -422,3 +422,14 @@ async def test_every_answer_time_is_recorded_per_seat_and_in_the_replay(tmp_path
     for seat in outcome.seats:  # each seat's log is where its bot wrote its stderr
         assert seat.log is not None and seat.log.parent == tmp_path / "logs"
         assert seat.log.name.endswith(f"-{seat.bot}.log")
+
+
+@pytest.mark.parametrize("empty_logs", [True, False])
+async def test_a_bot_that_wrote_nothing_leaves_a_log_only_if_empty_logs_are_kept(
+        tmp_path: Path, empty_logs: bool) -> None:
+    time = TimeControl(move_ms=1000, reaction_ms=1000, startup_ms=5000)
+    await play([hostile("stderr_flood", "24"), random_bot(1)], tmp_path, time=time,
+               empty_logs=empty_logs)
+    logs = {p.name: p.stat().st_size for p in (tmp_path / "logs").iterdir()}
+    assert logs.pop("m-hostile.log") > 0  # a bot that wrote keeps its log
+    assert logs == ({"m-random1.log": 0} if empty_logs else {})

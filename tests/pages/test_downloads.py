@@ -91,3 +91,18 @@ async def test_my_page_lists_my_recent_games_and_errors_with_my_logs(
     assert 'href="/games/2/seats/0/log.txt"' in errors
     assert "bob's bot timed out" not in errors  # bob's forfeit is not alice's error
     assert "bob&#39;s bot timed out" in (await bob.get("/me")).text
+
+
+async def test_a_restarted_bots_log_shows_when_its_first_start_left_none(
+        served: Served, browsers: Browsers) -> None:
+    # The ladder keeps no empty log: a first start that wrote nothing left no file,
+    # and the restart's log (".1") is still the seat's.
+    a, b = entrant(served, "alice", "ace"), entrant(served, "bob", "bee")
+    add_game(served, (a, b), 0, log={a: "the first start"})
+    first = next((served.state.workspace.root / "logs").glob("*.log"))
+    first.rename(first.with_name(first.name.removesuffix(".log") + ".1.log"))
+    alice = browsers.new()
+    await sign_in(alice, served.tokens["alice"])
+    assert "the first start" in (await alice.get("/games/1/seats/0/log")).text
+    whole = await alice.get("/games/1/seats/0/log.txt")
+    assert whole.text.endswith("the first start\n") and ".1.log <==" in whole.text

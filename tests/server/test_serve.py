@@ -211,6 +211,10 @@ def test_three_participants_upload_python_js_and_c_bots_and_the_ladder_plays(
         code = server.stop()
     assert code in (0, 130), "".join(server.lines)
     assert live_children(zombies=False) == []
+    # a bot process that wrote nothing to stderr left no log: a season starts millions
+    empty = [p.name for p in (organizer / "competition-files" / "logs").glob("*.log")
+             if p.stat().st_size == 0]
+    assert empty == []
 
 
 def test_serve_refuses_to_start_without_bwrap(organizer: Path, tmp_path: Path) -> None:

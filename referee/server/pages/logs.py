@@ -68,13 +68,10 @@ def _log_files(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
     if unit is None:
         return []
     stem = f"{safe_filename(unit)}-{safe_filename(bot)}"
-    paths = []
-    for start in range(MAX_FILES):
-        path = log_dir / f"{stem}{f'.{start}' if start else ''}.log"
-        if not path.is_file():
-            break
-        paths.append(path)
-    return paths
+    # A start whose bot wrote nothing left no file (the ladder's ``empty_logs``): the
+    # next start's log may still be there.
+    paths = (log_dir / f"{stem}{f'.{start}' if start else ''}.log" for start in range(MAX_FILES))
+    return [path for path in paths if path.is_file()]
 
 
 def game_logs(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
