@@ -142,7 +142,7 @@ _NOT_LEAGUE_KEYS = ("path", "bots")
 #: Fields of :class:`MatchSettings` that no ``[league]`` key sets: the rules and the
 #: time control have sections of their own; the replays kept, the logs and the master
 #: seed are a run's.
-_NOT_MATCH_KEYS = ("rules", "time", "replays_lost_by", "log_dir", "master_seed")
+_NOT_MATCH_KEYS = ("rules", "time", "replays_lost_by", "log_dir", "empty_logs", "master_seed")
 #: Keys of a ``[[bots]]`` table.
 _BOT_KEYS = {
     "name", "version", "command", "remote", "cwd", "env", "limits", "sandbox", "sandbox_bind",
