@@ -319,7 +319,7 @@ async def watch(until: float, pid: int, rss: list[tuple[float, float, int]],
 
 
 #: The server's figures of its event loop (``serve --timing``).
-LOOP_LINE = re.compile(r"event loop, last .*")
+LOOP_LINE = re.compile(r"(?:event loop|threads), last .*")
 
 
 def serve(where: Path, db: Path, tokens: dict[str, str], args: argparse.Namespace,

@@ -11,7 +11,11 @@ server's log:
   the loop is the bottleneck, whatever the threads do);
 * its **slow steps**: steps over :data:`SLOW_STEP_S`, by task, the longest named (the
   work that should be in a thread);
-* the tasks that kept it **busiest** (their steps' time, the top :data:`TOP_TASKS`).
+* the tasks that kept it **busiest** (their steps' time, the top :data:`TOP_TASKS`);
+
+and, on a line of their own, the threads of the process that used the most CPU time
+(``referee.server.thread_cpu``): a worker thread that computes holds the interpreter
+the loop's steps need.
 
 :class:`ArrivalStamps` adds to each answer's ``Server-Timing`` header when the request
 reached the application (``arrived``, the machine's monotonic clock in seconds:
@@ -35,6 +39,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.server.middleware import edit_headers
+from referee.server.thread_cpu import ThreadClock
 
 __all__ = ["REPORT_S", "SLOW_STEP_S", "TICK_S", "ArrivalStamps", "LoopFigures", "LoopWatch",
            "watch_loop"]
@@ -43,6 +48,8 @@ __all__ = ["REPORT_S", "SLOW_STEP_S", "TICK_S", "ArrivalStamps", "LoopFigures", 
 TICK_S: Final = 0.01
 #: A task step longer than this is a slow one.
 SLOW_STEP_S: Final = 0.02
+#: The threads' names are noted every this many ticks.
+GLANCE_TICKS: Final = 10
 #: How often the figures are told.
 REPORT_S: Final = 30.0
 #: The busiest tasks told.
@@ -137,6 +144,8 @@ async def watch_loop(say: Callable[[str], None], *,
                      task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
     """Measure the loop's lag and say its figures every REPORT_S, until cancelled."""
     watch = LoopWatch()
+    threads = ThreadClock()
+    await trio.to_thread.run_sync(threads.take, 1.0)  # the threads' time from now on
     trio.lowlevel.add_instrument(watch)
     try:
         task_status.started()
@@ -145,9 +154,13 @@ async def watch_loop(say: Callable[[str], None], *,
             began = time.perf_counter()
             await trio.sleep(TICK_S)
             watch.lags.append(max(0.0, time.perf_counter() - began - TICK_S))
+            if len(watch.lags) % GLANCE_TICKS == 0:
+                threads.glance()
             if time.monotonic() - told >= REPORT_S:
-                told = time.monotonic()
+                seconds, told = time.monotonic() - told, time.monotonic()
                 say(watch.take().line())
+                shares = await trio.to_thread.run_sync(threads.take, seconds)
+                say(ThreadClock.line(seconds, shares))
     finally:
         trio.lowlevel.remove_instrument(watch)
 

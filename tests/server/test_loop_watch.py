@@ -11,8 +11,10 @@ import trio
 from served import Served
 from starlette.types import Message, Receive, Scope, Send
 
+from referee.server import loop_watch
 from referee.server.app import build_app
 from referee.server.loop_watch import SLOW_STEP_S, ArrivalStamps, LoopWatch
+from referee.server.thread_cpu import ThreadClock
 
 
 async def _blocks_the_loop() -> None:
@@ -74,3 +76,39 @@ async def test_only_a_server_with_timing_tells_when_requests_arrived(served: Ser
             assert "arrived;desc=" in told and "app;dur=" in told, path
             plain = (await served.client.get(path)).headers.get("server-timing", "")
             assert "arrived" not in plain, path
+
+
+def _spin(seconds: float) -> None:
+    until = time.process_time() + seconds  # this thread's CPU time alone is not at hand
+    while time.process_time() < until:
+        pass
+
+
+async def test_a_worker_thread_that_computes_is_named_with_its_cpu_time() -> None:
+    clock = ThreadClock()
+    clock.take(1.0)  # counted from here on
+    began = time.monotonic()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.to_thread.run_sync, _spin, 0.3)
+        while nursery.child_tasks:
+            clock.glance()
+            await trio.sleep(0.01)
+    shares = clock.take(time.monotonic() - began)
+    assert shares, "no thread counted"
+    # the worker thread, named after its function while it ran, holds the time
+    assert "_spin" in shares[0].name
+    assert shares[0].cpus > 0.1
+    line = ThreadClock.line(1.0, shares)
+    assert line.startswith("threads, last 1 s, CPUs: ") and shares[0].name in line
+    # a new period: the spinner's time is not counted again
+    assert all(s.cpus < 0.1 for s in clock.take(1.0))
+
+
+async def test_the_watch_says_the_loops_figures_and_the_threads_every_period(
+        monkeypatch: Any) -> None:
+    monkeypatch.setattr(loop_watch, "REPORT_S", 0.05)
+    said: list[str] = []
+    with trio.move_on_after(0.5):
+        await loop_watch.watch_loop(said.append)
+    assert any(line.startswith("event loop, last") for line in said)
+    assert any(line.startswith("threads, last") for line in said)
