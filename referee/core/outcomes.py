@@ -79,7 +79,8 @@ class SeatOutcome:
     forfeit: SeatForfeit | None = None
     #: The seat's answer times in this game.
     time: TimeUse = attrs.field(factory=TimeUse)
-    #: The stderr log of the seat's bot process, when it was kept.
+    #: The stderr log of the seat's bot process, when it was kept (with the match
+    #: settings' ``empty_logs`` off, an empty one is gone once its process ended).
     log: Path | None = None
 
     def to_json(self) -> dict[str, Any]:

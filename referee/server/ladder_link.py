@@ -26,7 +26,7 @@ from referee.competition import (
 from referee.core import BotSpec, MatchSettings, leaves
 from referee.league import ResultStore
 
-__all__ = ["ladder_settings", "run_ladder_link"]
+__all__ = ["ladder_settings", "run_ladder_link", "trim_pause"]
 
 #: How often the active bots are read again from the database without being told
 #: (``participants disable`` runs in another process).
@@ -35,8 +35,10 @@ POLL_S: Final = 2.0
 DISK_POLL_S: Final = 2.0
 #: How often the bot logs are trimmed to their budget.
 LOGS_POLL_S: Final = 10.0
-#: ... or this many times as long as the last trim took, when that is longer.
+#: ... or this many times as long as the last trim took, when that is longer ...
 LOGS_PACE: Final = 20.0
+#: ... but never longer than this.
+LOGS_MAX_PAUSE_S: Final = 300.0
 #: After a write failed for want of space, the ladder waits for this much more.
 DISK_MARGIN: Final = 16 << 20
 
@@ -142,6 +144,14 @@ async def _keep_playing(state: CompetitionHost, results: ResultStore, settings: 
         log.warning("the disk has room again: the ladder goes on")
 
 
+def trim_pause(took: float) -> float:
+    """The pause after a trim of the logs that took ``took`` seconds: a folder of many
+    files takes a while to list, and its trims take at most a twentieth of the time (of
+    one thread, which shares the pages' interpreter), unless that would leave the logs
+    untrimmed for over LOGS_MAX_PAUSE_S."""
+    return min(max(LOGS_POLL_S, LOGS_PACE * took), max(LOGS_POLL_S, LOGS_MAX_PAUSE_S))
+
+
 async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
     """Keep the ladder's bot logs within their budget, evicting the oldest files."""
     section = state.config.competition
@@ -155,9 +165,7 @@ async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
         took = trio.current_time() - began
         evicted += usage.evicted
         state.logs = LogUsage(usage.bytes, usage.files, evicted)
-        # A folder of many files takes a while to list: its trims take at most a
-        # twentieth of the time (of one thread, which shares the pages' interpreter).
-        await trio.sleep(max(LOGS_POLL_S, LOGS_PACE * took))
+        await trio.sleep(trim_pause(took))
 
 
 async def _watch_disk(state: CompetitionHost, control: LadderControl) -> None:

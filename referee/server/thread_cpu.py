@@ -27,6 +27,8 @@ __all__ = ["ThreadClock", "ThreadShare"]
 TOP_THREADS: Final = 3
 #: How an idle Trio worker thread is named.
 IDLE: Final = "Trio thread "
+#: Less CPU time than this unaccounted for is the counts' rounding, not ended threads.
+ENDED_FLOOR_S: Final = 0.05
 #: Clock ticks a second (``/proc``'s unit of CPU time).
 _TICKS: Final = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -37,6 +39,12 @@ class ThreadShare:
 
     name: str
     cpus: float
+
+
+def _process_seconds() -> float:
+    """The CPU time of this process (all its threads), not of its children."""
+    times = os.times()
+    return times.user + times.system
 
 
 def _cpu_seconds(tid: int) -> float | None:
@@ -60,6 +68,8 @@ class ThreadClock:
 
     def __init__(self) -> None:
         self._counted: dict[int, float] = {}
+        #: The process's CPU time at the last take (all its threads, ended ones too).
+        self._process = _process_seconds()
         #: The names each thread had when glanced at, this period (idle ones apart).
         self._names: defaultdict[int, Counter[str]] = defaultdict(Counter)
 
@@ -71,9 +81,14 @@ class ThreadClock:
 
     def take(self, seconds: float) -> tuple[ThreadShare, ...]:
         """The busiest threads over the last ``seconds`` (since the last take: a
-        thread not seen then is counted from its start), busiest first."""
+        thread not seen then is counted from its start), busiest first. The threads
+        that ended meanwhile (a Trio worker thread ends after 10 s idle) count as one,
+        ``ended: NAME`` (the name they had most often at work): the process's CPU time
+        less its live threads'."""
         now: dict[int, float] = {}
         shares: list[ThreadShare] = []
+        process = _process_seconds()
+        live = 0.0
         for thread in threading.enumerate():
             tid = thread.native_id
             if tid is None:
@@ -83,11 +98,18 @@ class ThreadClock:
                 continue
             now[tid] = spent
             used = spent - self._counted.get(tid, 0.0)
+            live += used
             if used > 0:
                 seen = self._names.get(tid)
                 name = seen.most_common(1)[0][0] if seen else thread.name
                 shares.append(ThreadShare(name, used / max(seconds, 1e-9)))
-        self._counted = now
+        ended = process - self._process - live
+        if ended > ENDED_FLOOR_S:
+            gone = sum((seen for tid, seen in self._names.items() if tid not in now),
+                       Counter[str]())
+            name = gone.most_common(1)[0][0] if gone else "threads"
+            shares.append(ThreadShare(f"ended: {name}", ended / max(seconds, 1e-9)))
+        self._counted, self._process = now, process
         self._names.clear()
         shares.sort(key=lambda share: -share.cpus)
         return tuple(shares[:TOP_THREADS])

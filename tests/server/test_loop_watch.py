@@ -3,6 +3,7 @@ loop, and every answer is stamped with when its request arrived (only with timin
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -79,8 +80,8 @@ async def test_only_a_server_with_timing_tells_when_requests_arrived(served: Ser
 
 
 def _spin(seconds: float) -> None:
-    until = time.process_time() + seconds  # this thread's CPU time alone is not at hand
-    while time.process_time() < until:
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
         pass
 
 
@@ -112,3 +113,20 @@ async def test_the_watch_says_the_loops_figures_and_the_threads_every_period(
         await loop_watch.watch_loop(said.append)
     assert any(line.startswith("event loop, last") for line in said)
     assert any(line.startswith("threads, last") for line in said)
+
+
+def test_a_thread_that_ended_in_the_period_is_still_counted() -> None:
+    # a Trio worker thread ends after 10 s idle: a trim every 10 s or more has ended
+    # before the report
+    clock = ThreadClock()
+    clock.take(1.0)
+    worker = threading.Thread(target=_spin, args=(0.3,), name="trim_logs from ladder")
+    worker.start()
+    while worker.is_alive():
+        clock.glance()
+        time.sleep(0.01)
+    worker.join()
+    shares = clock.take(1.0)
+    ended = [s for s in shares if s.name.startswith("ended: ")]
+    assert ended and ended[0].name == "ended: trim_logs from ladder"
+    assert ended[0].cpus > 0.2

@@ -8,6 +8,7 @@ work, ``<table>/deals<first>-<last>/rot<r>``), and each process writes its stder
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Final
@@ -24,8 +25,10 @@ __all__ = ["LOG_BYTES", "LogPart", "game_logs", "log_download", "public_replay",
 
 #: The most of a log a page shows (its end).
 LOG_BYTES: Final = 64 * 1024
-#: The most log files of one bot in one game (its restarts) a page shows.
+#: The most log files of one bot in one game (its restarts) a page shows ...
 MAX_FILES: Final = 4
+#: ... of the first this many starts (a start that wrote nothing left no file).
+MAX_STARTS: Final = 32
 
 _BLOCK = re.compile(r"^(?P<table>.+)/deal(?P<deal>\d+)$")
 _ROTATION = re.compile(r"/rot(?P<rot>\d+)$")
@@ -70,8 +73,8 @@ def _log_files(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
     stem = f"{safe_filename(unit)}-{safe_filename(bot)}"
     # A start whose bot wrote nothing left no file (the ladder's ``empty_logs``): the
     # next start's log may still be there.
-    paths = (log_dir / f"{stem}{f'.{start}' if start else ''}.log" for start in range(MAX_FILES))
-    return [path for path in paths if path.is_file()]
+    paths = (log_dir / f"{stem}{f'.{start}' if start else ''}.log" for start in range(MAX_STARTS))
+    return list(itertools.islice((path for path in paths if path.is_file()), MAX_FILES))
 
 
 def game_logs(log_dir: Path, meetings: list[Meeting], block: str, game_id: str,
