@@ -149,7 +149,7 @@ def trim_pause(took: float) -> float:
     files takes a while to list, and its trims take at most a twentieth of the time (of
     one thread, which shares the pages' interpreter), unless that would leave the logs
     untrimmed for over LOGS_MAX_PAUSE_S."""
-    return min(max(LOGS_POLL_S, LOGS_PACE * took), max(LOGS_POLL_S, LOGS_MAX_PAUSE_S))
+    return min(max(LOGS_POLL_S, LOGS_PACE * took), LOGS_MAX_PAUSE_S)
 
 
 async def _trim_logs(state: CompetitionHost, control: LadderControl) -> None:
